@@ -1,0 +1,63 @@
+#pragma once
+// Something that executes problems: the built-in `sim` backend, real libraries, plugins.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/problem.hpp"
+#include "opval/tensor.hpp"
+#include "opval/verdict.hpp"
+
+namespace opval {
+
+/// Whether a backend can run a problem; a problem it cannot run is SKIPPED (not supported
+/// here, e.g. a type the CPU lacks) or UNIMPLEMENTED (the backend has no such kernel).
+struct support {
+  bool ok = true;
+  state st = state::skipped;
+  std::string reason;
+  static support yes() { return {}; }
+  static support skipped(std::string why) { return {false, state::skipped, std::move(why)}; }
+  static support unimplemented(std::string why) {
+    return {false, state::unimplemented, std::move(why)};
+  }
+};
+
+/// What actually ran: the implementation name and the contract it really computed.
+struct execution_info {
+  std::string implementation;
+  std::string actual_contract;  ///< empty = as asked
+};
+
+/// A backend under test. Public non-virtual calls wrap the private do_* hooks.
+class backend {
+ public:
+  virtual ~backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  /// Capability query for one problem.
+  virtual support supports(const problem& p) const = 0;
+  /// Runs p on inputs (as op_spec::inputs describes) writing outputs (as outputs describes).
+  virtual execution_info execute(const problem& p, std::span<const tensor> in,
+                                 std::span<tensor> out) = 0;
+};
+
+using backend_factory = std::unique_ptr<backend> (*)();
+
+/// Names of all registered backends.
+std::vector<std::string> backend_names();
+/// A new instance of the backend `name`; throws opval::error listing the known ones.
+std::unique_ptr<backend> make_backend(std::string_view name);
+
+namespace detail {
+struct backend_registrar {
+  backend_registrar(std::string name, backend_factory factory);
+};
+}  // namespace detail
+
+}  // namespace opval
+
+#define OPVAL_REGISTER_BACKEND(name, factory) \
+  static const ::opval::detail::backend_registrar opval_backend_registrar_##name{#name, factory}

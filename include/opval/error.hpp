@@ -1,0 +1,26 @@
+#pragma once
+// Errors a user can act on. The CLI prints what() as one line and exits with code 2.
+#include <stdexcept>
+#include <string>
+
+namespace opval {
+
+/// Any error caused by bad input: unknown names, impossible shapes, unreadable files.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A descriptor that does not parse; what() names the offending token and its column.
+class parse_error : public error {
+ public:
+  parse_error(const std::string& message, std::string token, std::size_t column);
+  const std::string& token() const { return token_; }
+  std::size_t column() const { return column_; }
+
+ private:
+  std::string token_;
+  std::size_t column_;
+};
+
+}  // namespace opval

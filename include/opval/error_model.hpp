@@ -1,0 +1,48 @@
+#pragma once
+// Building blocks of error models shared by every op: accumulation constants (deterministic
+// and probabilistic gamma), input-rounding terms and elementary-function terms.
+#include <cstdint>
+#include <string>
+
+#include "opval/contract.hpp"
+#include "opval/op_spec.hpp"
+
+namespace opval {
+
+/// The deterministic constant gamma_n = n*u / (1 - n*u) (Higham, Thm 3.1); +inf if n*u >= 1.
+double gamma_deterministic(double n, double u);
+/// The probabilistic constant lambda*sqrt(n)*u (Higham & Mary 2019, first order).
+double gamma_probabilistic(double n, double u, double lambda);
+/// lambda such that a union bound over `events` rounding-error sums of length n fails with
+/// probability <= false_alarm: 2*events*n*exp(-lambda^2 (1-u)^2 / 2) <= false_alarm.
+double probabilistic_lambda(double events, double n, double u, double false_alarm);
+
+/// The accumulation constant of an n-term sum in the contract's accumulation type, chosen
+/// as the rules say: probabilistic for round-to-nearest accumulation of data that
+/// may cancel, deterministic for same-sign data or round-toward-zero accumulation.
+struct accumulation_gamma {
+  double gamma = 0;        ///< multiplies the sum of |terms|
+  bool meaningful = true;  ///< false when n*u_acc >= 0.5
+  std::string formula;     ///< e.g. "gamma_prob(n=33, u=2^-24, lambda=8.3)"
+  std::string why_not;
+};
+/// `n` terms per sum, `outputs` sums in the case, `u` the unit roundoff of accumulation.
+accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,
+                                         const fill_traits& f, const bound_options& o);
+
+/// Relative error of rounding an input to the contract's `math` type inside the kernel
+/// (0 when the kernel receives inputs already in that type).
+double input_rounding_error(const contract& c, dtype stored);
+/// The unit roundoff of a type under a rounding mode (u for rne, 2u for rz); 0 for f64-exact.
+double unit_roundoff(dtype t, rounding r);
+/// The smallest positive spacing of `t` (its absolute underflow error unit).
+double underflow_unit(dtype t, denormals d);
+
+}  // namespace opval
+
+namespace opval {
+/// Bound on |round(x) - x| for the final rounding of a value x to `dst` (u|x| + half the
+/// subnormal spacing for rne; 2u|x| + the spacing for rz; +min_normal under ftz; for
+/// integers 0.5 (rne) or 1 (rz)). Overflow to infinity is judged separately.
+double output_rounding_bound(dtype dst, rounding r, denormals d, double x);
+}  // namespace opval

@@ -1,0 +1,113 @@
+#pragma once
+// The specification of one operator: attributes, shapes, counts, fill, fp64 reference,
+// contract-exact emulation and error model. One implementation per folder under src/ops/.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/attr.hpp"
+#include "opval/problem.hpp"
+#include "opval/tensor.hpp"
+
+namespace opval {
+
+/// Forward now; backward ops get their own direction without reshaping the API.
+enum class direction : std::uint8_t { forward, backward_data, backward_weights };
+
+/// One operand: name, storage type, logical shape and memory layout (strides, offset).
+struct operand {
+  std::string name;
+  dtype type = dtype::f32;
+  dims shape;
+  layout lay;
+};
+
+/// Work of one case: floating-point (or integer) operations and bytes moved (inputs read
+/// once, outputs written once), for throughput figures.
+struct op_counts {
+  double flops = 0;
+  double bytes = 0;
+};
+
+/// What a fill guarantees about the data; error models rely on it.
+struct fill_traits {
+  bool same_sign = false;     ///< sums of products do not cancel: the probabilistic bound is void
+  bool exact = false;         ///< every intermediate is exactly representable: results are exact
+  bool has_specials = false;  ///< NaN / Inf / -0 / subnormals present
+};
+
+/// Settings that error models need from the policy.
+struct bound_options {
+  double false_alarm = 1e-6;  ///< allowed probability that a correct kernel fails one case
+};
+
+/// The error bound of one output: per element, a bound on |kernel result before the final
+/// rounding to dst - fp64 reference|. The framework adds the output rounding term.
+struct error_bound {
+  tensor compute;         ///< f64, the output's shape
+  std::string formula;    ///< how it was derived, with the constants used
+  bool meaningful = true; ///< false where no bound means anything (K*u_acc >= 0.5)
+  std::string why_not;    ///< the reason, when not meaningful
+};
+
+/// One operator. Implementations live in src/ops/<op>/ and register with OPVAL_REGISTER_OP.
+class op_spec {
+ public:
+  virtual ~op_spec() = default;
+
+  virtual std::string_view name() const = 0;
+  /// One line for `opval list ops`.
+  virtual std::string_view summary() const = 0;
+  virtual direction dir() const { return direction::forward; }
+  virtual const attr_schema& schema() const = 0;
+  /// Fill names this op accepts besides "default" (generic kinds plus its own).
+  virtual std::vector<std::string> fills() const;
+  /// Contracts (canonical `dt=` strings) the op supports, used by suites and listing.
+  virtual std::vector<std::string> contracts() const = 0;
+
+  /// Throws opval::error, naming the attribute, when attributes, shapes or the contract are
+  /// inconsistent (impossible shapes, unsupported type combinations).
+  virtual void validate(const problem& p) const = 0;
+  virtual std::vector<operand> inputs(const problem& p) const = 0;
+  virtual std::vector<operand> outputs(const problem& p) const = 0;
+  virtual op_counts counts(const problem& p) const = 0;
+
+  /// Fills the inputs (allocated as inputs() says) deterministically from the seed; the
+  /// stream of input i is i, so perturbing one input leaves the others unchanged.
+  virtual fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const = 0;
+  /// fp64 reference on exactly the values the kernel receives; outputs are contiguous f64.
+  virtual void reference(const problem& p, std::span<const tensor> in,
+                         std::span<tensor> out) const = 0;
+  /// Contract-exact emulation (the `sim` backend): inputs rounded to `math` as the contract
+  /// says, products and sums in `acc`, output rounded to `dst`. Outputs as outputs() says.
+  virtual void simulate(const problem& p, std::span<const tensor> in,
+                        std::span<tensor> out) const = 0;
+  /// Error bounds per output (see error_bound).
+  virtual std::vector<error_bound> bound(const problem& p, const fill_traits& f,
+                                         const bound_options& o, std::span<const tensor> in,
+                                         std::span<const tensor> ref) const = 0;
+  /// Descriptor lines of a named suite (`smoke`, `regression`); empty if none.
+  virtual std::vector<std::string> suite(std::string_view tag) const = 0;
+  /// The index of the input that the MISTRUSTED perturbation check re-fills (default 0).
+  virtual int perturbed_input(const problem& p) const { return 0; }
+};
+
+/// All registered ops, by name.
+const std::vector<const op_spec*>& all_ops();
+/// The op named `name`; throws opval::error listing the known ops.
+const op_spec& find_op(std::string_view name);
+
+namespace detail {
+struct op_registrar {
+  explicit op_registrar(std::unique_ptr<op_spec> spec);
+};
+}  // namespace detail
+
+}  // namespace opval
+
+/// Registers an op spec class (default-constructible) at load time.
+#define OPVAL_REGISTER_OP(type) \
+  static const ::opval::detail::op_registrar opval_op_registrar_##type{std::make_unique<type>()}

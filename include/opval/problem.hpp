@@ -1,0 +1,63 @@
+#pragma once
+// One test problem: an op, its attributes, a contract and a fill. Parses from and prints to
+// a single line: `matmul m=64 n=48 k=33 ta=1 alpha=0.5 dt=bf16:f32:bf16 fill=normal`.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/attr.hpp"
+#include "opval/contract.hpp"
+
+namespace opval {
+
+class op_spec;
+
+/// An op plus everything that makes one case of it (but not the seed).
+class problem {
+ public:
+  problem() = default;
+  explicit problem(const op_spec& spec);
+
+  const op_spec& spec() const { return *spec_; }
+  std::string_view op() const;
+
+  /// Typed attribute access; falls back to the schema default. Throws on a kind mismatch.
+  std::int64_t get_int(std::string_view name) const;
+  double get_real(std::string_view name) const;
+  bool get_bool(std::string_view name) const;
+  const std::string& get_choice(std::string_view name) const;
+  const opval::dims& get_dims(std::string_view name) const;
+  /// True when the problem sets `name` explicitly (even to its default).
+  bool has(std::string_view name) const;
+  /// Sets an attribute (validated against the schema); throws opval::error.
+  void set(std::string_view name, attr_value v);
+
+  contract dt;                   ///< the numeric contract
+  std::string fill = "default";  ///< the fill name (op-specific meaning of "default")
+
+  /// The canonical one-line form; parse_problem(to_string()) yields an equal problem.
+  std::string to_string() const;
+  bool operator==(const problem& other) const;
+
+ private:
+  const attr_value& value_of(std::string_view name) const;
+  const op_spec* spec_ = nullptr;
+  std::map<std::string, attr_value, std::less<>> attrs_;
+};
+
+/// Parses one descriptor line. Throws parse_error naming the token and its column.
+problem parse_problem(std::string_view line);
+
+/// A problem read from a batch file, with where it came from.
+struct located_problem {
+  problem prob;
+  std::string source;  ///< "file:line" or "<command line>"
+};
+
+/// Reads a batch file: one descriptor per line; `#` starts a comment; blank lines ignored;
+/// `include NAME` reads a named shape set from tests/problems/. Throws naming file:line:column.
+std::vector<located_problem> read_problem_file(const std::string& path);
+
+}  // namespace opval

@@ -1,0 +1,37 @@
+#pragma once
+// Observers of results: a new output format is one class.
+#include <cstdio>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "opval/runner.hpp"
+
+namespace opval {
+
+/// Totals of a run.
+struct run_summary {
+  int passed = 0, failed = 0, mistrusted = 0, skipped = 0, unimplemented = 0;
+  double seconds = 0;
+  int total() const { return passed + failed + mistrusted + skipped + unimplemented; }
+  void add(state s);
+};
+
+class reporter {
+ public:
+  virtual ~reporter() = default;
+  virtual void on_start(const run_options& o) {}
+  virtual void on_result(const case_result& r) = 0;
+  virtual void on_finish(const run_summary& s) {}
+};
+
+/// A readable table, failures explained with their repro command, and the closing line
+/// `N passed, N failed, N skipped`. verbose prints every metric of every case.
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose);
+/// JSON Lines: one record per case (schema in docs/CLI.md).
+std::unique_ptr<reporter> make_jsonl_reporter(std::ostream& out);
+/// The JSON record of one case (what the JSONL reporter writes on one line).
+std::string to_json_line(const case_result& r);
+inline constexpr int result_schema_version = 1;
+
+}  // namespace opval

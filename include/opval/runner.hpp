@@ -1,0 +1,55 @@
+#pragma once
+// Expands suites into cases and runs each: fill, execute, reference, bound, compare, verdict.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "opval/backend.hpp"
+#include "opval/policy.hpp"
+#include "opval/problem.hpp"
+#include "opval/verdict.hpp"
+
+namespace opval {
+
+/// How cases run.
+struct run_options {
+  std::string backend = "sim";
+  policy pol;
+  std::uint64_t seed = 1;
+  int worst_k = 5;
+  bool perturb_check = true;  ///< re-run with a perturbed input to catch input-blind output
+};
+
+/// Wall times of the stages of one case, in seconds.
+struct case_timings {
+  double fill = 0, execute = 0, reference = 0, bound = 0, compare = 0, total = 0;
+};
+
+/// Everything recorded about one case.
+struct case_result {
+  std::string descriptor;   ///< canonical problem text
+  std::string op;
+  std::string contract;
+  std::uint64_t seed = 0;
+  std::string backend;
+  std::string backend_version;
+  execution_info exec;
+  verdict v;
+  case_timings times;
+  std::string repro;        ///< the command that reproduces this case
+  std::string source;       ///< where the problem came from
+};
+
+/// Runs one problem with one backend instance.
+case_result run_case(const problem& p, backend& b, const run_options& o,
+                     const std::string& source = "");
+
+/// A backend that is itself an emulation of an op's contract (used for relative-to-sim).
+std::unique_ptr<backend> make_sim_backend();
+
+/// Problems of every registered op's suite `tag` (ops filtered by `op_filter` when non-empty).
+std::vector<located_problem> suite_problems(const std::string& tag,
+                                            const std::vector<std::string>& op_filter);
+
+}  // namespace opval

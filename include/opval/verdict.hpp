@@ -1,0 +1,35 @@
+#pragma once
+// The outcome of one case: a state, the reason, and the metrics and bound that decided it.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/compare.hpp"
+
+namespace opval {
+
+enum class state : std::uint8_t { passed, failed, mistrusted, skipped, unimplemented };
+
+std::string_view to_string(state s);
+
+/// The judgement of one output.
+struct output_verdict {
+  std::string name;
+  state st = state::passed;
+  std::string reason;   ///< which element, which bound (empty when passed cleanly)
+  std::string bound;    ///< the formula or tolerance that applied
+  metrics m;
+};
+
+/// The judgement of a case: the worst of its outputs' states, with every reason.
+struct verdict {
+  state st = state::passed;
+  std::string reason;   ///< one line: the first failing output's reason, or the skip reason
+  std::string policy;   ///< the policy as text, with any fallback noted
+  std::vector<output_verdict> outputs;
+};
+
+/// True for the states that make `opval run` exit non-zero.
+bool is_failure(state s);
+
+}  // namespace opval

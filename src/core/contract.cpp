@@ -1,0 +1,182 @@
+#include "opval/contract.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == s.npos ? s.npos : at - start));
+    if (at == s.npos) return parts;
+    start = at + 1;
+  }
+}
+
+dtype parse_contract_dtype(std::string_view text, std::string_view whole) {
+  try {
+    return parse_dtype(text);
+  } catch (const error& e) {
+    throw error("in contract '" + std::string(whole) + "': " + e.what());
+  }
+}
+
+dtype default_accumulator(dtype t) {
+  if (t == dtype::f64) return dtype::f64;
+  return is_float(t) ? dtype::f32 : dtype::i32;
+}
+
+contract shorthand(dtype t) {
+  contract c;
+  if (t == dtype::tf32) {
+    c.src = c.wei = dtype::f32;
+    c.math = dtype::tf32;
+  } else {
+    c.src = c.wei = c.math = t;
+  }
+  c.acc = c.mid = default_accumulator(c.math);
+  c.dst = c.src;
+  return c;
+}
+
+rounding parse_rounding(std::string_view key, std::string_view v) {
+  if (v == "rne") return rounding::rne;
+  if (v == "rz") return rounding::rz;
+  throw error("contract option '" + std::string(key) + "' expects rne or rz, got '" + std::string(v) + "'");
+}
+
+std::string_view rounding_name(rounding r) { return r == rounding::rne ? "rne" : "rz"; }
+
+function_accuracy parse_ulps(std::string_view v) {
+  if (v == "cuda") return {};
+  if (v == "opencl") return {3.0, 16.0, 5.0, 2.5, 2.0, 3.0};
+  if (v == "exact") return {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  function_accuracy a;
+  for (auto item : split(v, ',')) {
+    auto kv = split(item, ':');
+    if (kv.size() != 2) throw error("contract option 'ulp' expects fn:ulps,... or cuda|opencl|exact, got '" + std::string(v) + "'");
+    std::string num(kv[1]);
+    char* end = nullptr;
+    double x = std::strtod(num.c_str(), &end);
+    if (num.empty() || end != num.c_str() + num.size() || !(x >= 0))
+      throw error("contract option 'ulp': bad ulps '" + num + "' for '" + std::string(kv[0]) + "'");
+    if (kv[0] == "exp") a.exp = x;
+    else if (kv[0] == "erf") a.erf = x;
+    else if (kv[0] == "tanh") a.tanh = x;
+    else if (kv[0] == "div") a.div = x;
+    else if (kv[0] == "rsqrt") a.rsqrt = x;
+    else if (kv[0] == "log") a.log = x;
+    else throw error("contract option 'ulp': unknown function '" + std::string(kv[0]) + "' (exp erf tanh div rsqrt log)");
+  }
+  return a;
+}
+
+std::string format_ulps(const function_accuracy& a) {
+  auto num = [](double x) {
+    std::string s = std::to_string(x);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+    return s;
+  };
+  return "exp:" + num(a.exp) + ",erf:" + num(a.erf) + ",tanh:" + num(a.tanh) + ",div:" + num(a.div) +
+         ",rsqrt:" + num(a.rsqrt) + ",log:" + num(a.log);
+}
+
+}  // namespace
+
+bool contract::rounds_inputs() const { return math != src && is_float(math); }
+
+std::string contract::types_string() const {
+  std::string s(opval::to_string(src));
+  if (wei != src) s += "x" + std::string(opval::to_string(wei));
+  if (math != src) s += "@" + std::string(opval::to_string(math));
+  return s + ":" + std::string(opval::to_string(acc)) + ":" + std::string(opval::to_string(dst));
+}
+
+std::string contract::to_string() const {
+  const contract defaults;
+  std::string s = "dt=" + types_string();
+  if (mid != acc) s += " mid=" + std::string(opval::to_string(mid));
+  if (in_round != defaults.in_round) s += " in_round=" + std::string(rounding_name(in_round));
+  if (acc_round != defaults.acc_round) s += " acc_round=" + std::string(rounding_name(acc_round));
+  if (dst_round != defaults.dst_round) s += " dst_round=" + std::string(rounding_name(dst_round));
+  if (denorm != defaults.denorm) s += " denorm=ftz";
+  if (!(ulps == defaults.ulps)) s += " ulp=" + format_ulps(ulps);
+  return s;
+}
+
+contract parse_contract_types(std::string_view text) {
+  auto parts = split(text, ':');
+  if (parts.size() == 1) return shorthand(parse_contract_dtype(text, text));
+  if (parts.size() != 3)
+    throw error("contract '" + std::string(text) + "' is not of the form src[xwei][@math]:acc:dst");
+  contract c;
+  std::string_view inputs = parts[0];
+  std::size_t at = inputs.find('@');
+  std::string_view stored = inputs.substr(0, at);
+  auto operands = split(stored, 'x');
+  if (operands.size() > 2 || operands[0].empty())
+    throw error("contract '" + std::string(text) + "': bad input types '" + std::string(stored) + "'");
+  c.src = parse_contract_dtype(operands[0], text);
+  c.wei = operands.size() == 2 ? parse_contract_dtype(operands[1], text) : c.src;
+  c.math = at == inputs.npos ? c.src : parse_contract_dtype(inputs.substr(at + 1), text);
+  c.acc = parse_contract_dtype(parts[1], text);
+  c.mid = c.acc;
+  c.dst = parse_contract_dtype(parts[2], text);
+  if (c.src == dtype::tf32 || c.wei == dtype::tf32)
+    throw error("contract '" + std::string(text) + "': tf32 is a math type; write f32@tf32");
+  return c;
+}
+
+bool apply_contract_option(contract& c, std::string_view key, std::string_view value) {
+  if (key == "mid") c.mid = parse_dtype(value);
+  else if (key == "in_round") c.in_round = parse_rounding(key, value);
+  else if (key == "acc_round") c.acc_round = parse_rounding(key, value);
+  else if (key == "dst_round") c.dst_round = parse_rounding(key, value);
+  else if (key == "denorm") {
+    if (value == "ieee") c.denorm = denormals::ieee;
+    else if (value == "ftz") c.denorm = denormals::ftz;
+    else throw error("contract option 'denorm' expects ieee or ftz, got '" + std::string(value) + "'");
+  } else if (key == "ulp") c.ulps = parse_ulps(value);
+  else return false;
+  return true;
+}
+
+contract_arith::contract_arith(const contract& c)
+    : c_(c),
+      acc_is_f32_rne_(c.acc == dtype::f32 && c.acc_round == rounding::rne &&
+                      c.denorm == denormals::ieee) {}
+
+double contract_arith::flush(dtype t, double x) const {
+  if (c_.denorm == denormals::ftz && is_float(t) && std::fabs(x) < traits(t).min_normal)
+    return std::copysign(0.0, x);
+  return x;
+}
+
+double contract_arith::input(double x) const {
+  if (!c_.rounds_inputs()) return flush(c_.math, x);
+  return flush(c_.math, round_to(c_.math, x, c_.in_round));
+}
+
+double contract_arith::acc(double x) const { return flush(c_.acc, round_to(c_.acc, x, c_.acc_round)); }
+
+double contract_arith::mid(double x) const { return flush(c_.mid, round_to(c_.mid, x, c_.acc_round)); }
+
+double contract_arith::out(double x) const { return flush(c_.dst, round_to(c_.dst, x, c_.dst_round)); }
+
+double contract_arith::fma(double a, double b, double c) const {
+  if (acc_is_f32_rne_)
+    return std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c));
+  if (c_.acc == dtype::f64) return std::fma(a, b, c);
+  // Products of inputs of at most 26 significant bits are exact in double, so this rounds once
+  // in all but the rare case where the double sum itself was inexact.
+  return acc(a * b + c);
+}
+
+}  // namespace opval

@@ -1,0 +1,88 @@
+#include "opval/error_model.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace opval {
+
+double gamma_deterministic(double n, double u) {
+  double nu = n * u;
+  return nu >= 1.0 ? std::numeric_limits<double>::infinity() : nu / (1.0 - nu);
+}
+
+double gamma_probabilistic(double n, double u, double lambda) {
+  // Higham & Mary (2019), Thm 3.1: exp(lambda*sqrt(n)*u + n*u^2/(1-u)) - 1.
+  return std::expm1(lambda * std::sqrt(n) * u + n * u * u / (1.0 - u));
+}
+
+double probabilistic_lambda(double events, double n, double u, double false_alarm) {
+  double terms = 2.0 * std::max(events, 1.0) * std::max(n, 1.0);
+  return std::sqrt(2.0 * std::log(terms / false_alarm)) / (1.0 - u);
+}
+
+double unit_roundoff(dtype t, rounding r) {
+  const auto& tr = traits(t);
+  if (!tr.is_float) return 0.0;
+  return r == rounding::rz ? 2.0 * tr.unit_roundoff : tr.unit_roundoff;
+}
+
+double underflow_unit(dtype t, denormals d) {
+  const auto& tr = traits(t);
+  if (!tr.is_float) return 0.0;
+  return d == denormals::ftz ? tr.min_normal : tr.min_subnormal;
+}
+
+double input_rounding_error(const contract& c, dtype stored) {
+  if (!c.rounds_inputs() || !is_float(stored)) return 0.0;
+  if (traits(stored).precision <= traits(c.math).precision) return 0.0;
+  return unit_roundoff(c.math, c.in_round);
+}
+
+double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
+  const auto& tr = traits(dst);
+  if (!tr.is_float) return r == rounding::rne ? 0.5 : 1.0;
+  double rel = unit_roundoff(dst, r) * std::fabs(x);
+  double absolute = underflow_unit(dst, d) * (r == rounding::rne ? 0.5 : 1.0);
+  if (d == denormals::ftz) absolute = tr.min_normal;
+  return rel + absolute;
+}
+
+accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,
+                                         const fill_traits& f, const bound_options& o) {
+  accumulation_gamma g;
+  if (!is_float(c.acc)) {
+    g.formula = "exact integer accumulation";
+    return g;
+  }
+  const double u = unit_roundoff(c.acc, c.acc_round);
+  if (n * u >= 0.5) {
+    g.meaningful = false;
+    g.gamma = std::numeric_limits<double>::infinity();
+    g.why_not = fmt::format("n*u_acc = {}*{:.3g} = {:.3g} >= 0.5: no a-priori bound means anything",
+                            n, u, n * u);
+    g.formula = "none";
+    return g;
+  }
+  const double deterministic = gamma_deterministic(n, u);
+  if (f.same_sign || c.acc_round == rounding::rz) {
+    g.gamma = deterministic;
+    g.formula = fmt::format("gamma_det(n={}, u={:.3g}) = {:.3g}{}", n, u, g.gamma,
+                            f.same_sign ? " (same-sign data)" : " (rz accumulation)");
+    return g;
+  }
+  const double lambda = probabilistic_lambda(outputs, n, u, o.false_alarm);
+  const double probabilistic = gamma_probabilistic(n, u, lambda);
+  if (probabilistic >= deterministic) {
+    g.gamma = deterministic;
+    g.formula = fmt::format("gamma_det(n={}, u={:.3g}) = {:.3g}", n, u, g.gamma);
+  } else {
+    g.gamma = probabilistic;
+    g.formula = fmt::format("gamma_prob(n={}, u={:.3g}, lambda={:.3g}, P_fail<={:.0e}) = {:.3g}", n,
+                            u, lambda, o.false_alarm, g.gamma);
+  }
+  return g;
+}
+
+}  // namespace opval

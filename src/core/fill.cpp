@@ -1,0 +1,141 @@
+#include "opval/fill.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <limits>
+
+#include "opval/error.hpp"
+#include "opval/rng.hpp"
+
+namespace opval {
+namespace {
+
+struct fill_name {
+  std::string_view name;
+  fill_kind kind;
+};
+constexpr fill_name fill_names[] = {
+    {"uniform", fill_kind::uniform}, {"normal", fill_kind::normal}, {"positive", fill_kind::positive},
+    {"exact", fill_kind::exact},     {"wide", fill_kind::wide},     {"cancel", fill_kind::cancel},
+    {"large", fill_kind::large},     {"special", fill_kind::special}};
+
+// A special value for the `special` fill, chosen by a second random draw.
+double special_value(const dtype_traits& tr, double u) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  if (u < 0.2) return nan;
+  if (u < 0.4) return tr.has_inf ? inf : nan;
+  if (u < 0.6) return tr.has_inf ? -inf : -nan;
+  if (u < 0.8) return -0.0;
+  // The smallest subnormals, both signs: kernels that flush or mishandle them show up.
+  const double k = std::floor(1.0 + 6.0 * (u - 0.8) / 0.2);  // 1 .. 6
+  return k <= 3 ? k * tr.min_subnormal : -(k - 3) * tr.min_subnormal;
+}
+
+double value_at(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
+                std::uint64_t stream, std::uint64_t i) {
+  // Stream offsets keep the auxiliary draws independent of the main one.
+  const std::uint64_t aux = stream ^ 0x5bd1e9955bd1e995ull;
+  switch (p.kind) {
+    case fill_kind::uniform: return p.lo + (p.hi - p.lo) * random_uniform(seed, stream, i);
+    case fill_kind::normal: return p.scale * random_normal(seed, stream, i);
+    case fill_kind::positive:
+      return p.scale * (1.0 / 16 + (15.0 / 16) * random_uniform(seed, stream, i));
+    case fill_kind::exact: {
+      if (random_uniform(seed, aux, i) >= p.density) return 0.0;
+      auto r = static_cast<std::int64_t>(random_bits(seed, stream, i) % (2 * p.exact_range + 1));
+      return static_cast<double>(r - p.exact_range);
+    }
+    case fill_kind::wide: {
+      // Exponents in [-n/2, n/2) clipped to the type's normal range, so fp8 and integer
+      // tensors get a spread of magnitudes rather than many saturated values and zeros.
+      const int first = -(p.wide_exponents / 2);
+      const int lo = std::max(first, tr.is_float ? tr.min_exponent : 0);
+      const int hi = std::max(lo, std::min(first + p.wide_exponents - 1, std::ilogb(tr.max)));
+      const int e = lo + static_cast<int>(random_uniform(seed, aux, i) * (hi - lo + 1));
+      double m = 1.0 + random_uniform(seed, stream, i);
+      double sign = random_bits(seed, aux + 1, i) & 1u ? -1.0 : 1.0;
+      return sign * std::ldexp(m, e);
+    }
+    case fill_kind::cancel: {
+      // Elements 2j and 2j+1 nearly cancel: x and -x*(1 + tiny).
+      double x = p.scale * random_normal(seed, stream, i / 2);
+      double tiny = 0x1.0p-10 * (random_uniform(seed, aux, i) - 0.5);
+      return (i % 2 == 0) ? x : -x * (1.0 + tiny);
+    }
+    case fill_kind::large: return p.scale * (random_uniform(seed, stream, i) * 2.0 - 1.0);
+    case fill_kind::special:
+      if (random_uniform(seed, aux, i) < p.special_rate)
+        return special_value(tr, random_uniform(seed, aux + 2, i));
+      return p.scale * random_normal(seed, stream, i);
+  }
+  return 0.0;
+}
+
+// The element value i of the fill, rounded to t's type.
+double element(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
+               std::uint64_t stream, std::int64_t i) {
+  const double v = value_at(p, tr, seed, stream, static_cast<std::uint64_t>(i));
+  // Saturate so that finite draws never become infinities; drawn infinities stay.
+  double y = round_to(tr.type, v, rounding::rne, std::isinf(v) ? overflow::ieee : overflow::saturate);
+  // Rounding may take a tiny positive draw to 0 (integer types, small scales): positive
+  // fills promise a strict sign, so use the smallest positive value instead.
+  if (p.kind == fill_kind::positive && !(y > 0.0)) y = tr.min_subnormal;
+  return y;
+}
+
+// True when distinct logical elements occupy distinct memory (no zero or overlapping
+// strides), so that writing them in parallel is race-free.
+bool elements_distinct(const tensor& t) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // (stride, extent)
+  for (int d = 0; d < t.rank(); ++d)
+    if (t.shape()[d] > 1) steps.emplace_back(t.strides()[d], t.shape()[d]);
+  std::sort(steps.begin(), steps.end());
+  std::int64_t reach = 0;  // furthest element reachable by the smaller strides
+  for (auto [stride, extent] : steps) {
+    if (stride <= reach) return false;
+    reach += stride * (extent - 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+void fill_tensor(tensor& t, const fill_params& p, std::uint64_t seed, std::uint64_t stream) {
+  const auto& tr = traits(t.type());
+  const std::int64_t n = t.numel();
+  // Values depend on the index only, so any thread count gives the same data. Overlapping
+  // elements are written in order instead: the last index wins, as with one thread.
+  const bool parallel = n >= 4096 && elements_distinct(t);
+  if (t.is_contiguous() && storage_type(t.type()) == dtype::f32) {
+    float* data = t.data_as<float>();
+#pragma omp parallel for schedule(static) if (parallel)
+    for (std::int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(element(p, tr, seed, stream, i));
+    return;
+  }
+#pragma omp parallel for schedule(static) if (parallel)
+  for (std::int64_t i = 0; i < n; ++i) t.set_at(i, element(p, tr, seed, stream, i));
+}
+
+fill_kind parse_fill_kind(std::string_view name) {
+  for (const auto& f : fill_names)
+    if (f.name == name) return f.kind;
+  std::string known;
+  for (const auto& f : fill_names) known += (known.empty() ? "" : " ") + std::string(f.name);
+  throw error("unknown fill '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::string_view to_string(fill_kind k) {
+  for (const auto& f : fill_names)
+    if (f.kind == k) return f.name;
+  return "?";
+}
+
+std::vector<std::string> generic_fill_names() {
+  std::vector<std::string> names;
+  for (const auto& f : fill_names) names.emplace_back(f.name);
+  return names;
+}
+
+}  // namespace opval

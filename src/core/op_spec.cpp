@@ -1,0 +1,9 @@
+#include "opval/op_spec.hpp"
+
+#include "opval/fill.hpp"
+
+namespace opval {
+
+std::vector<std::string> op_spec::fills() const { return generic_fill_names(); }
+
+}  // namespace opval

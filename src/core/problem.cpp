@@ -1,0 +1,211 @@
+#include "opval/problem.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "opval/error.hpp"
+#include "opval/op_spec.hpp"
+
+#ifndef OPVAL_PROBLEMS_DIR
+#define OPVAL_PROBLEMS_DIR "tests/problems"
+#endif
+
+namespace opval {
+namespace {
+
+struct token {
+  std::string_view text;
+  std::size_t column;  // 1-based
+};
+
+std::vector<token> tokenize(std::string_view line) {
+  std::vector<token> tokens;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    std::size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) tokens.push_back({line.substr(start, i - start), start + 1});
+  }
+  return tokens;
+}
+
+[[noreturn]] void fail_at(const token& t, const std::string& message) {
+  throw parse_error("column " + std::to_string(t.column) + ": " + message, std::string(t.text), t.column);
+}
+
+std::string known_keys(const op_spec& spec) {
+  std::string s;
+  for (const auto& d : spec.schema().defs()) s += d.name + " ";
+  return s + "dt fill mid in_round acc_round dst_round denorm ulp";
+}
+
+void apply_token(problem& p, const token& t, std::set<std::string, std::less<>>& seen) {
+  std::size_t eq = t.text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    fail_at(t, "expected key=value, got '" + std::string(t.text) + "'");
+  std::string_view key = t.text.substr(0, eq);
+  std::string_view value = t.text.substr(eq + 1);
+  if (!seen.insert(std::string(key)).second) fail_at(t, "'" + std::string(key) + "' is given twice");
+  try {
+    if (key == "dt") {
+      contract c = parse_contract_types(value);
+      // Options parsed earlier on the line survive a later dt=.
+      c.mid = p.dt.mid == p.dt.acc ? c.acc : p.dt.mid;
+      c.in_round = p.dt.in_round, c.acc_round = p.dt.acc_round, c.dst_round = p.dt.dst_round;
+      c.denorm = p.dt.denorm, c.ulps = p.dt.ulps;
+      p.dt = c;
+      return;
+    }
+    if (key == "fill") {
+      auto fills = p.spec().fills();
+      if (value != "default" && std::find(fills.begin(), fills.end(), value) == fills.end()) {
+        std::string known = "default";
+        for (const auto& f : fills) known += " " + f;
+        fail_at(t, "unknown fill '" + std::string(value) + "' for " + std::string(p.op()) + " (known: " + known + ")");
+      }
+      p.fill = std::string(value);
+      return;
+    }
+    if (apply_contract_option(p.dt, key, value)) return;
+    const attr_def* def = p.spec().schema().find(key);
+    if (!def)
+      fail_at(t, "unknown attribute '" + std::string(key) + "' for " + std::string(p.op()) +
+                     " (known: " + known_keys(p.spec()) + ")");
+    p.set(key, parse_attr_value(*def, value));
+  } catch (const parse_error&) {
+    throw;
+  } catch (const error& e) {
+    fail_at(t, e.what());
+  }
+}
+
+std::string trim(std::string_view s) {
+  std::size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == s.npos) return {};
+  std::size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::filesystem::path resolve_problem_file(const std::string& name, const std::filesystem::path& base) {
+  namespace fs = std::filesystem;
+  for (fs::path candidate : {base / name, base / (name + ".txt"), fs::path(OPVAL_PROBLEMS_DIR) / name,
+                             fs::path(OPVAL_PROBLEMS_DIR) / (name + ".txt")})
+    if (fs::is_regular_file(candidate)) return candidate;
+  throw error("cannot read problem file '" + name + "' (no such file, nor a shape set in " +
+              std::string(OPVAL_PROBLEMS_DIR) + ")");
+}
+
+void read_into(const std::filesystem::path& path, std::vector<located_problem>& out, int depth) {
+  if (depth > 8) throw error(path.string() + ": includes nest too deeply");
+  std::ifstream in(path);
+  if (!in) throw error("cannot read problem file '" + path.string() + "'");
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string where = path.string() + ":" + std::to_string(number);
+    std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    if (text.rfind("include ", 0) == 0) {
+      read_into(resolve_problem_file(trim(text.substr(8)), path.parent_path()), out, depth + 1);
+      continue;
+    }
+    try {
+      out.push_back({parse_problem(text), where});
+    } catch (const parse_error& e) {
+      throw parse_error(where + ":" + std::to_string(e.column()) + ": " + e.what(), e.token(), e.column());
+    } catch (const error& e) {
+      throw error(where + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+problem::problem(const op_spec& spec) : spec_(&spec) {}
+
+std::string_view problem::op() const { return spec_ ? spec_->name() : std::string_view("?"); }
+
+const attr_value& problem::value_of(std::string_view name) const {
+  if (auto it = attrs_.find(name); it != attrs_.end()) return it->second;
+  const attr_def* def = spec_->schema().find(name);
+  if (!def) throw error(std::string(op()) + " has no attribute '" + std::string(name) + "'");
+  return def->default_value;
+}
+
+template <class T>
+static const T& typed(const attr_value& v, std::string_view name) {
+  if (const T* p = std::get_if<T>(&v)) return *p;
+  throw error("attribute '" + std::string(name) + "' is read as the wrong kind");
+}
+
+std::int64_t problem::get_int(std::string_view name) const { return typed<std::int64_t>(value_of(name), name); }
+double problem::get_real(std::string_view name) const { return typed<double>(value_of(name), name); }
+bool problem::get_bool(std::string_view name) const { return typed<bool>(value_of(name), name); }
+const std::string& problem::get_choice(std::string_view name) const {
+  return typed<std::string>(value_of(name), name);
+}
+const opval::dims& problem::get_dims(std::string_view name) const {
+  return typed<opval::dims>(value_of(name), name);
+}
+bool problem::has(std::string_view name) const { return attrs_.contains(name); }
+
+void problem::set(std::string_view name, attr_value v) {
+  const attr_def* def = spec_->schema().find(name);
+  if (!def) throw error(std::string(op()) + " has no attribute '" + std::string(name) + "'");
+  if (v.index() != def->default_value.index())
+    throw error("attribute '" + std::string(name) + "' set with a value of the wrong kind");
+  attrs_[std::string(name)] = std::move(v);
+}
+
+std::string problem::to_string() const {
+  std::string s(op());
+  for (const auto& def : spec_->schema().defs()) {
+    const attr_value& v = value_of(def.name);
+    if (v != def.default_value) s += " " + def.name + "=" + format_attr_value(v);
+  }
+  s += " " + dt.to_string();
+  if (fill != "default") s += " fill=" + fill;
+  return s;
+}
+
+bool problem::operator==(const problem& other) const {
+  if (spec_ != other.spec_ || !(dt == other.dt) || fill != other.fill) return false;
+  for (const auto& def : spec_->schema().defs())
+    if (value_of(def.name) != other.value_of(def.name)) return false;
+  return true;
+}
+
+problem parse_problem(std::string_view line) {
+  auto tokens = tokenize(line);
+  if (tokens.empty()) throw parse_error("empty problem descriptor", "", 1);
+  const op_spec* spec = nullptr;
+  try {
+    spec = &find_op(tokens[0].text);
+  } catch (const error& e) {
+    fail_at(tokens[0], e.what());
+  }
+  problem p(*spec);
+  // An op's natural contract comes first; dt= overrides it.
+  auto contracts = spec->contracts();
+  if (!contracts.empty()) p.dt = parse_contract_types(contracts.front());
+  std::set<std::string, std::less<>> seen;
+  for (std::size_t i = 1; i < tokens.size(); ++i) apply_token(p, tokens[i], seen);
+  try {
+    spec->validate(p);
+  } catch (const error& e) {
+    throw parse_error("column 1: invalid " + std::string(spec->name()) + " problem: " + e.what(),
+                      std::string(line), 1);
+  }
+  return p;
+}
+
+std::vector<located_problem> read_problem_file(const std::string& path) {
+  std::vector<located_problem> out;
+  read_into(resolve_problem_file(path, std::filesystem::current_path()), out, 0);
+  return out;
+}
+
+}  // namespace opval

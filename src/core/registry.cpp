@@ -1,0 +1,78 @@
+// Registration of ops and backends. Static registrars in each op's and backend's folder add
+// themselves here at load time, so adding one touches no central file.
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "opval/backend.hpp"
+#include "opval/error.hpp"
+#include "opval/op_spec.hpp"
+
+namespace opval {
+namespace {
+
+struct op_table {
+  std::vector<std::unique_ptr<op_spec>> owned;
+  std::vector<const op_spec*> views;
+};
+
+op_table& ops() {
+  static op_table table;
+  return table;
+}
+
+std::map<std::string, backend_factory>& backends() {
+  static std::map<std::string, backend_factory> table;
+  return table;
+}
+
+template <class Names>
+std::string joined(const Names& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : " ") + std::string(n);
+  return s;
+}
+
+}  // namespace
+
+namespace detail {
+
+op_registrar::op_registrar(std::unique_ptr<op_spec> spec) {
+  auto& t = ops();
+  t.views.push_back(spec.get());
+  t.owned.push_back(std::move(spec));
+  std::sort(t.views.begin(), t.views.end(),
+            [](const op_spec* a, const op_spec* b) { return a->name() < b->name(); });
+}
+
+backend_registrar::backend_registrar(std::string name, backend_factory factory) {
+  backends()[std::move(name)] = factory;
+}
+
+}  // namespace detail
+
+const std::vector<const op_spec*>& all_ops() { return ops().views; }
+
+const op_spec& find_op(std::string_view name) {
+  for (const op_spec* s : all_ops())
+    if (s->name() == name) return *s;
+  std::vector<std::string_view> names;
+  for (const op_spec* s : all_ops()) names.push_back(s->name());
+  throw error("unknown op '" + std::string(name) + "' (known: " + joined(names) + ")");
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : backends()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<backend> make_backend(std::string_view name) {
+  auto it = backends().find(std::string(name));
+  if (it == backends().end())
+    throw error("unknown backend '" + std::string(name) + "' (known: " + joined(backend_names()) + ")");
+  return it->second();
+}
+
+
+}  // namespace opval

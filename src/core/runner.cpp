@@ -1,0 +1,314 @@
+#include "opval/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+#include "opval/error_model.hpp"
+#include "opval/op_spec.hpp"
+
+namespace opval {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point start) {
+  return std::chrono::duration<double>(steady::now() - start).count();
+}
+
+// Times one stage into `slot`.
+template <class F>
+auto timed(double& slot, F&& f) {
+  auto start = steady::now();
+  if constexpr (std::is_void_v<decltype(f())>) {
+    f();
+    slot += seconds_since(start);
+  } else {
+    auto r = f();
+    slot += seconds_since(start);
+    return r;
+  }
+}
+
+std::vector<tensor> allocate(const std::vector<operand>& operands) {
+  std::vector<tensor> out;
+  out.reserve(operands.size());
+  for (const auto& o : operands) out.emplace_back(o.type, o.shape, o.lay);
+  return out;
+}
+
+std::vector<tensor> allocate_f64(const std::vector<operand>& operands) {
+  std::vector<tensor> out;
+  out.reserve(operands.size());
+  for (const auto& o : operands) out.emplace_back(dtype::f64, o.shape);
+  return out;
+}
+
+std::string format_index(const dims& index) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) s += (i ? "," : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+// A per-element tensor from a function of the reference value.
+template <class F>
+tensor map_reference(const tensor& ref, F&& f) {
+  tensor out(dtype::f64, ref.shape());
+  const double* r = ref.data_as<double>();
+  double* o = out.data_as<double>();
+  const std::int64_t n = ref.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(i, r[i]);
+  return out;
+}
+
+double max_abs_finite(const tensor& ref) {
+  const double* r = ref.data_as<double>();
+  double m = 0;
+  for (std::int64_t i = 0, n = ref.numel(); i < n; ++i)
+    if (std::isfinite(r[i])) m = std::max(m, std::fabs(r[i]));
+  return m;
+}
+
+// How one output is judged: its total bound (null for none), the non-rounding part for the
+// bias test, the policy text and the bound's description.
+struct judgement {
+  tensor total;
+  const tensor* compute = nullptr;
+  bool bias_test = true;
+  std::string policy_text;
+  std::string bound_text;
+};
+
+judgement judge_by_bound(const error_bound& eb, const tensor& ref, const contract& c) {
+  judgement j;
+  const double* comp = eb.compute.data_as<double>();
+  j.total = map_reference(ref, [&](std::int64_t i, double r) {
+    return comp[i] + output_rounding_bound(c.dst, c.dst_round, c.denorm, r);
+  });
+  j.compute = &eb.compute;
+  j.bound_text = eb.formula + " + output rounding to " + std::string(to_string(c.dst)) +
+                 (c.dst_round == rounding::rz ? " (rz)" : "");
+  return j;
+}
+
+judgement judge_by_constant(double threshold, std::string text) {
+  judgement j;
+  j.bound_text = std::move(text);
+  j.bias_test = false;
+  return j;
+}
+
+// What was decided about one output from its metrics.
+void decide(output_verdict& ov, const judgement& j) {
+  const metrics& m = ov.m;
+  ov.bound = j.bound_text;
+  auto worst_text = [&] {
+    if (m.worst.empty()) return std::string();
+    const auto& w = m.worst.front();
+    return fmt::format("worst at {}: expected {:.9g}, got {:.9g}, |err| {:.3g} ({:.3g} ULP) vs bound {:.3g}",
+                       format_index(w.index), w.expected, w.got, w.abs_error, w.ulps, w.bound);
+  };
+  if (m.got_all_zero && m.ref_significant > 0) {
+    ov.st = state::mistrusted;
+    ov.reason = fmt::format("output '{}' is all zeros where {} reference elements exceed their bound",
+                            ov.name, m.ref_significant);
+  } else if (m.got_constant && !m.ref_constant) {
+    ov.st = state::mistrusted;
+    ov.reason = fmt::format("output '{}' is constant ({:.9g}) where the reference is not", ov.name,
+                            m.worst.empty() ? 0.0 : m.worst.front().got);
+  } else if (m.nan_mismatch || m.inf_mismatch || m.beyond_bound) {
+    ov.st = state::failed;
+    ov.reason = fmt::format("output '{}': {} of {} elements beyond the bound", ov.name, m.beyond_bound, m.count);
+    if (m.nan_mismatch) ov.reason += fmt::format(", {} NaN mismatches", m.nan_mismatch);
+    if (m.inf_mismatch) ov.reason += fmt::format(", {} Inf mismatches", m.inf_mismatch);
+    ov.reason += "; " + worst_text() + " (" + j.bound_text + ")";
+  } else if (j.bias_test && m.bias.biased) {
+    ov.st = state::failed;
+    ov.reason = fmt::format("output '{}': systematic rounding bias: {}{}", ov.name, m.bias.note,
+                            m.bias.sign_relative_mean < 0 && std::fabs(m.bias.sign_relative_mean) >
+                                std::fabs(m.bias.plain_mean) - 1e-12
+                                ? " (truncation toward zero where round-to-nearest was promised?)"
+                                : " (directed rounding where round-to-nearest was promised?)");
+  } else {
+    ov.st = state::passed;
+  }
+}
+
+state worst_state(state a, state b) {
+  auto rank = [](state s) {
+    switch (s) {
+      case state::mistrusted: return 4;
+      case state::failed: return 3;
+      case state::unimplemented: return 2;
+      case state::skipped: return 1;
+      case state::passed: return 0;
+    }
+    return 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+// Re-runs the kernel with one input re-filled from another seed. An output that stays
+// bitwise identical while the reference moves beyond the bounds ignores its input.
+std::string perturbation_finding(const problem& p, backend& b, std::uint64_t seed,
+                                 const std::vector<tensor>& ins, const std::vector<tensor>& outs,
+                                 const std::vector<tensor>& refs, const std::vector<judgement>& js) {
+  const op_spec& spec = p.spec();
+  const int k = spec.perturbed_input(p);
+  if (k < 0 || k >= static_cast<int>(ins.size())) return {};
+  auto operands = spec.inputs(p);
+  std::vector<tensor> fresh = allocate(operands);
+  const std::uint64_t other_seed = seed ^ 0x9e3779b97f4a7c15ull;
+  spec.fill(p, other_seed, fresh);
+  std::vector<tensor> mixed = ins;
+  mixed[k] = fresh[k];
+  std::vector<tensor> outs2 = allocate(spec.outputs(p));
+  b.execute(p, mixed, outs2);
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    if (!outs[i].bitwise_equal(outs2[i])) return {};
+  std::vector<tensor> refs2 = allocate_f64(spec.outputs(p));
+  spec.reference(p, mixed, refs2);
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const double* r1 = refs[i].data_as<double>();
+    const double* r2 = refs2[i].data_as<double>();
+    const double* bound = js[i].total.empty() ? nullptr : js[i].total.data_as<double>();
+    for (std::int64_t e = 0, n = refs[i].numel(); e < n; ++e) {
+      double slack = bound ? 2.0 * bound[e] : 0.0;
+      if (std::fabs(r2[e] - r1[e]) > slack)
+        return fmt::format("output is bitwise identical after input '{}' was re-filled (seed {}), "
+                           "while the reference moved at {} from {:.9g} to {:.9g}",
+                           operands[k].name, other_seed, format_index(refs[i].unravel(e)), r1[e], r2[e]);
+    }
+  }
+  return {};
+}
+
+std::string repro_command(const problem& p, const run_options& o, const std::string& backend_name) {
+  return fmt::format("opval repro '{}' --seed {} --backend {} --policy {}", p.to_string(), o.seed,
+                     backend_name, o.pol.to_string());
+}
+
+void evaluate(const problem& p, backend& b, const run_options& o, case_result& r) {
+  const op_spec& spec = p.spec();
+  auto in_ops = spec.inputs(p);
+  auto out_ops = spec.outputs(p);
+  std::vector<tensor> ins = allocate(in_ops);
+  std::vector<tensor> outs = allocate(out_ops);
+  fill_traits ft = timed(r.times.fill, [&] {
+    std::span<tensor> s(ins);
+    return spec.fill(p, o.seed, s);
+  });
+  r.exec = timed(r.times.execute, [&] { return b.execute(p, ins, outs); });
+  std::vector<tensor> refs = allocate_f64(out_ops);
+  timed(r.times.reference, [&] { spec.reference(p, ins, refs); });
+
+  std::vector<judgement> js(outs.size());
+  std::vector<error_bound> bounds;
+  r.v.policy = o.pol.to_string();
+  if (o.pol.kind == policy_kind::bound) {
+    bound_options bo{o.pol.false_alarm};
+    bounds = timed(r.times.bound, [&] { return spec.bound(p, ft, bo, ins, refs); });
+    if (bounds.size() != outs.size())
+      throw error(fmt::format("{} returned {} bounds for {} outputs", spec.name(), bounds.size(), outs.size()));
+  }
+  std::vector<tensor> sim_outs;  // computed once, if any output is judged relative to sim
+  auto sim_error = [&](std::size_t i) {
+    if (sim_outs.empty()) {
+      sim_outs = allocate(out_ops);
+      make_sim_backend()->execute(p, ins, sim_outs);
+    }
+    compare_input ci{&sim_outs[i], &refs[i], nullptr, nullptr, p.dt.dst, 0};
+    return compare_outputs(ci).max_abs_error;
+  };
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    judgement& j = js[i];
+    const bool use_bound = o.pol.kind == policy_kind::bound && bounds[i].meaningful;
+    if (use_bound) {
+      j = judge_by_bound(bounds[i], refs[i], p.dt);
+    } else if (o.pol.kind == policy_kind::exact) {
+      j = judge_by_constant(0.0, "exact (bitwise)");
+      j.total = map_reference(refs[i], [](std::int64_t, double) { return 0.0; });
+    } else if (o.pol.kind == policy_kind::fixed) {
+      j = judge_by_constant(0.0, fmt::format("fixed: atol {:g} + rtol {:g} * |ref|", o.pol.atol, o.pol.rtol));
+      j.total = map_reference(refs[i], [&](std::int64_t, double x) { return o.pol.atol + o.pol.rtol * std::fabs(x); });
+    } else {
+      const double m = o.pol.kind == policy_kind::relative_to_sim ? o.pol.sim_factor : policy{}.sim_factor;
+      const double floor_ = traits(p.dt.dst).unit_roundoff * max_abs_finite(refs[i]);
+      const double sim_err = sim_error(i);
+      const double threshold = m * std::max(sim_err, floor_);
+      j = judge_by_constant(threshold, fmt::format("relative-to-sim: |err| <= {:g} * max(sim max err {:.3g}, "
+                                                   "u_out*max|ref| {:.3g}) = {:.3g}", m, sim_err, floor_, threshold));
+      j.total = map_reference(refs[i], [&](std::int64_t, double) { return threshold; });
+      if (o.pol.kind == policy_kind::bound)
+        r.v.policy += " (output '" + out_ops[i].name + "' judged relative-to-sim:m=" + fmt::format("{:g}", m) +
+                      ": " + bounds[i].why_not + ")";
+    }
+    output_verdict ov;
+    ov.name = out_ops[i].name;
+    compare_input ci{&outs[i], &refs[i], j.total.empty() ? nullptr : &j.total, j.compute, p.dt.dst, o.worst_k,
+                     o.pol.bias_z, o.pol.bias_min_ulps};
+    ov.m = timed(r.times.compare, [&] { return compare_outputs(ci); });
+    decide(ov, j);
+    r.v.st = worst_state(r.v.st, ov.st);
+    if (r.v.reason.empty() && ov.st != state::passed) r.v.reason = ov.reason;
+    r.v.outputs.push_back(std::move(ov));
+  }
+  if (r.v.st == state::passed && o.perturb_check) {
+    std::string finding = perturbation_finding(p, b, o.seed, ins, outs, refs, js);
+    if (!finding.empty()) r.v.st = state::mistrusted, r.v.reason = finding;
+  }
+}
+
+}  // namespace
+
+case_result run_case(const problem& p, backend& b, const run_options& o, const std::string& source) {
+  auto start = steady::now();
+  case_result r;
+  r.descriptor = p.to_string();
+  r.op = std::string(p.op());
+  r.contract = p.dt.types_string();
+  r.seed = o.seed;
+  r.backend = b.name();
+  r.backend_version = b.version();
+  r.source = source;
+  r.repro = repro_command(p, o, b.name());
+  try {
+    support s = b.supports(p);
+    if (!s.ok) {
+      r.v.st = s.st;
+      r.v.reason = s.reason;
+    } else {
+      evaluate(p, b, o, r);
+    }
+  } catch (const std::exception& e) {
+    r.v.st = state::failed;
+    r.v.reason = std::string("error while running the case: ") + e.what();
+  }
+  r.times.total = seconds_since(start);
+  return r;
+}
+
+std::vector<located_problem> suite_problems(const std::string& tag, const std::vector<std::string>& op_filter) {
+  std::vector<located_problem> out;
+  for (const op_spec* spec : all_ops()) {
+    if (!op_filter.empty() && std::find(op_filter.begin(), op_filter.end(), spec->name()) == op_filter.end())
+      continue;
+    int index = 0;
+    for (const auto& line : spec->suite(tag)) {
+      ++index;
+      try {
+        out.push_back({parse_problem(line), fmt::format("{} suite {} #{}", spec->name(), tag, index)});
+      } catch (const error& e) {
+        throw error(fmt::format("{} suite {} #{} ('{}'): {}", spec->name(), tag, index, line, e.what()));
+      }
+    }
+  }
+  for (const auto& name : op_filter) find_op(name);  // unknown names are bad input
+  return out;
+}
+
+}  // namespace opval

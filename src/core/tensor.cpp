@@ -1,0 +1,268 @@
+#include "opval/tensor.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <new>
+#include <numeric>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+class aligned_host_allocator final : public allocator {
+ public:
+  void* allocate(std::size_t bytes, std::size_t alignment) override {
+    return ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t(alignment));
+  }
+  void deallocate(void* p, std::size_t, std::size_t alignment) noexcept override {
+    ::operator delete(p, std::align_val_t(alignment));
+  }
+  std::string name() const override { return "host"; }
+};
+
+std::uint64_t load_bits(const std::byte* p, std::size_t size) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, p, size);  // little-endian host: the low bytes hold the pattern
+  return bits;
+}
+
+void store_bits(std::byte* p, std::size_t size, std::uint64_t bits) { std::memcpy(p, &bits, size); }
+
+}  // namespace
+
+allocator& host_allocator() {
+  static aligned_host_allocator instance;
+  return instance;
+}
+
+dims row_major_strides(const dims& shape) {
+  dims strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<std::int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+dims padded_strides(const dims& shape, std::int64_t ld) {
+  if (shape.empty()) return {};
+  if (ld < shape.back())
+    throw error("leading dimension " + std::to_string(ld) + " is smaller than the row length " +
+                std::to_string(shape.back()));
+  dims strides(shape.size(), 1);
+  if (shape.size() >= 2) strides[shape.size() - 2] = ld;
+  for (int i = static_cast<int>(shape.size()) - 3; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<std::int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+std::int64_t element_count(const dims& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+std::string to_string(const dims& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+tensor::tensor(dtype t, dims shape, const layout& lay, allocator& alloc)
+    : type_(t), shape_(std::move(shape)), offset_(lay.offset) {
+  for (auto e : shape_)
+    if (e < 0) throw error("negative extent in shape " + to_string(shape_));
+  strides_ = lay.strides.empty() ? row_major_strides(shape_) : lay.strides;
+  if (strides_.size() != shape_.size())
+    throw error("strides rank does not match shape " + to_string(shape_));
+  if (offset_ < 0) throw error("negative tensor offset");
+  std::int64_t last = offset_;
+  for (std::size_t i = 0; i < shape_.size(); ++i) {
+    if (strides_[i] < 0) throw error("negative strides are not supported");
+    if (shape_[i] > 0) last += (shape_[i] - 1) * strides_[i];
+  }
+  std::size_t bytes = numel() == 0 ? element_size() : (last + 1) * element_size();
+  storage_bytes_ = bytes;
+  if (lay.alignment == 0 || !std::has_single_bit(lay.alignment))
+    throw error("tensor alignment " + std::to_string(lay.alignment) + " is not a power of two");
+  std::size_t alignment = std::max<std::size_t>(lay.alignment, alignof(std::max_align_t));
+  void* p = alloc.allocate(bytes, alignment);
+  std::memset(p, 0, bytes);
+  allocator* owner = &alloc;
+  storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [owner, bytes, alignment](std::byte* q) {
+    owner->deallocate(q, bytes, alignment);
+  });
+}
+
+std::size_t tensor::element_size() const { return traits(type_).size_bytes; }
+
+bool tensor::is_contiguous() const {
+  // Extent-1 dimensions are never stepped over, so their strides do not matter (slices and
+  // permutations often leave odd strides there).
+  std::int64_t expected = 1;
+  for (int i = rank() - 1; i >= 0; --i) {
+    if (shape_[i] == 0) return true;
+    if (shape_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+void* tensor::data() { return storage_.get() + offset_ * element_size(); }
+const void* tensor::data() const { return storage_.get() + offset_ * element_size(); }
+
+std::int64_t tensor::byte_offset_of(std::span<const std::int64_t> index) const {
+  if (index.size() != shape_.size())
+    throw error("index of rank " + std::to_string(index.size()) + " into a tensor of shape " +
+                to_string(shape_));
+  std::int64_t off = offset_;
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    if (index[i] < 0 || index[i] >= shape_[i]) throw error("index out of range for shape " + to_string(shape_));
+    off += index[i] * strides_[i];
+  }
+  return off * static_cast<std::int64_t>(element_size());
+}
+
+std::int64_t tensor::byte_offset_of_linear(std::int64_t linear) const {
+  if (linear < 0 || linear >= numel())
+    throw error("element " + std::to_string(linear) + " is out of range for shape " + to_string(shape_));
+  std::int64_t off = offset_;
+  for (int i = rank() - 1; i >= 0; --i) {
+    std::int64_t extent = shape_[i];
+    off += (linear % extent) * strides_[i];
+    linear /= extent;
+  }
+  return off * static_cast<std::int64_t>(element_size());
+}
+
+double tensor::get(std::span<const std::int64_t> index) const {
+  return decode(type_, load_bits(storage_.get() + byte_offset_of(index), element_size()));
+}
+
+void tensor::set(std::span<const std::int64_t> index, double v, rounding r, overflow o) {
+  store_bits(storage_.get() + byte_offset_of(index), element_size(), encode(type_, v, r, o));
+}
+
+double tensor::at(std::int64_t linear) const {
+  return decode(type_, load_bits(storage_.get() + byte_offset_of_linear(linear), element_size()));
+}
+
+void tensor::set_at(std::int64_t linear, double v, rounding r, overflow o) {
+  store_bits(storage_.get() + byte_offset_of_linear(linear), element_size(), encode(type_, v, r, o));
+}
+
+dims tensor::unravel(std::int64_t linear) const {
+  if (linear < 0 || linear >= numel())
+    throw error("element " + std::to_string(linear) + " is out of range for shape " + to_string(shape_));
+  dims index(shape_.size());
+  for (int i = rank() - 1; i >= 0; --i) {
+    index[i] = linear % shape_[i];
+    linear /= shape_[i];
+  }
+  return index;
+}
+
+tensor tensor::permute(std::span<const int> order) const {
+  if (order.size() != shape_.size()) throw error("permutation rank does not match the tensor");
+  tensor v = *this;
+  std::vector<bool> seen(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    int d = order[i];
+    if (d < 0 || d >= rank() || seen[d]) throw error("invalid permutation");
+    seen[d] = true;
+    v.shape_[i] = shape_[d];
+    v.strides_[i] = strides_[d];
+  }
+  return v;
+}
+
+tensor tensor::transpose(int a, int b) const {
+  if (a < 0 || a >= rank() || b < 0 || b >= rank())
+    throw error("cannot transpose dimensions " + std::to_string(a) + " and " + std::to_string(b) +
+                " of shape " + to_string(shape_));
+  std::vector<int> order(shape_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[a], order[b]);
+  return permute(order);
+}
+
+tensor tensor::slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t step) const {
+  if (dim < 0 || dim >= rank() || step <= 0 || begin < 0 || end > shape_[dim] || begin > end)
+    throw error("invalid slice of dimension " + std::to_string(dim) + " of shape " + to_string(shape_));
+  tensor v = *this;
+  v.offset_ += begin * strides_[dim];
+  v.shape_[dim] = (end - begin + step - 1) / step;
+  v.strides_[dim] *= step;
+  return v;
+}
+
+tensor tensor::reshape(const dims& shape) const {
+  if (!is_contiguous()) throw error("reshape of a non-contiguous tensor");
+  if (std::any_of(shape.begin(), shape.end(), [](std::int64_t e) { return e < 0; }) ||
+      element_count(shape) != numel())
+    throw error("cannot reshape " + to_string(shape_) + " to " + to_string(shape));
+  tensor v = *this;
+  v.shape_ = shape;
+  v.strides_ = row_major_strides(shape);
+  return v;
+}
+
+tensor tensor::contiguous() const {
+  tensor out(type_, shape_);
+  const std::size_t size = element_size();
+  const std::int64_t n = numel();
+  auto* dst = static_cast<std::byte*>(out.data());
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(dst + i * size, storage_.get() + byte_offset_of_linear(i), size);
+  return out;
+}
+
+tensor tensor::to(dtype t, rounding r, overflow o) const {
+  tensor out(t, shape_);
+  const std::int64_t n = numel();
+  for (std::int64_t i = 0; i < n; ++i) out.set_at(i, at(i), r, o);
+  return out;
+}
+
+std::vector<double> tensor::to_vector() const {
+  const std::int64_t n = numel();
+  std::vector<double> values(n);
+  if (is_contiguous() && type_ == dtype::f64) {
+    std::memcpy(values.data(), data(), n * sizeof(double));
+  } else if (is_contiguous() && storage_type(type_) == dtype::f32) {
+    const float* p = data_as<float>();
+    for (std::int64_t i = 0; i < n; ++i) values[i] = p[i];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) values[i] = at(i);
+  }
+  return values;
+}
+
+void tensor::assign(std::span<const double> values, rounding r, overflow o) {
+  if (static_cast<std::int64_t>(values.size()) != numel())
+    throw error("assigning " + std::to_string(values.size()) + " values to a tensor of shape " +
+                to_string(shape_));
+  if (is_contiguous() && type_ == dtype::f64) {
+    std::memcpy(data(), values.data(), values.size() * sizeof(double));
+    return;
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) set_at(static_cast<std::int64_t>(i), values[i], r, o);
+}
+
+bool tensor::bitwise_equal(const tensor& other) const {
+  if (type_ != other.type_ || shape_ != other.shape_) return false;
+  const std::size_t size = element_size();
+  for (std::int64_t i = 0, n = numel(); i < n; ++i)
+    if (std::memcmp(storage_.get() + byte_offset_of_linear(i),
+                    other.storage_.get() + other.byte_offset_of_linear(i), size) != 0)
+      return false;
+  return true;
+}
+
+tensor make_f64(const dims& shape, std::span<const double> values) {
+  tensor t(dtype::f64, shape);
+  t.assign(values);
+  return t;
+}
+
+}  // namespace opval
