@@ -37,6 +37,9 @@ struct fill_traits {
   bool same_sign = false;     ///< sums of products do not cancel: the probabilistic bound is void
   bool exact = false;         ///< every intermediate is exactly representable: results are exact
   bool has_specials = false;  ///< NaN / Inf / -0 / subnormals present
+  /// Many outputs repeat the same values (constant rows): their rounding errors are not
+  /// independent, so the rounding-bias z-test would see a false effect and is skipped.
+  bool repeated_values = false;
 };
 
 /// Settings that error models need from the policy.

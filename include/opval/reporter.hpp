@@ -35,3 +35,10 @@ std::string to_json_line(const case_result& r);
 inline constexpr int result_schema_version = 1;
 
 }  // namespace opval
+
+namespace opval {
+/// At the end of a run, a table per op and contract of observed error / bound (median of the
+/// cases' medians, max of their maxima) under the bound policy; bounds looser than 100x the
+/// largest observed error are flagged.
+std::unique_ptr<reporter> make_tightness_reporter(std::ostream& out);
+}  // namespace opval

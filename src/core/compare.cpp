@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -19,16 +20,20 @@ struct log_histogram {
   static constexpr int bins = (hi_exp - lo_exp) * per_octave + 2;
   std::vector<std::int64_t> counts = std::vector<std::int64_t>(bins, 0);
 
+  // The binade from the exponent bits, the sub-bin from the top 3 mantissa bits: no log2.
   static int bin_of(double v) {
     if (!(v > 0)) return 0;
-    if (std::isinf(v)) return bins - 1;
-    double pos = (std::log2(v) - lo_exp) * per_octave;
-    return std::clamp(static_cast<int>(pos) + 1, 1, bins - 1);
+    // The double just below v: bins are (lo, hi], so an error of exactly 0.5 ULP counts as <= 0.5.
+    const auto bits = std::bit_cast<std::uint64_t>(v) - 1;
+    const int exponent = static_cast<int>(bits >> 52) - 1023;
+    const int sub = static_cast<int>((bits >> 49) & 7u);
+    return std::clamp((exponent - lo_exp) * per_octave + sub + 1, 1, bins - 1);
   }
   static double upper_edge(int bin) {
     if (bin == 0) return 0.0;
     if (bin == bins - 1) return inf;
-    return std::exp2(static_cast<double>(bin) / per_octave + lo_exp);
+    const int octave = (bin - 1) / per_octave, sub = (bin - 1) % per_octave;
+    return std::ldexp(1.0 + (sub + 1.0) / per_octave, octave + lo_exp);
   }
   void add(double v) { ++counts[bin_of(v)]; }
   void merge(const log_histogram& o) {
@@ -63,29 +68,24 @@ struct partial {
   std::int64_t bias_n = 0;
   double bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
   log_histogram ulp_hist, over_hist;
-  std::array<std::int64_t, ulp_bins> coarse{};
   std::vector<candidate> worst;
+  double admit = -1;  // a key must exceed this to enter `worst` (its minimum once full)
 
   void offer(const candidate& c, int k) {
-    if (k <= 0) return;
+    if (k <= 0 || c.key <= admit) return;
     if (static_cast<int>(worst.size()) < k) {
       worst.push_back(c);
     } else {
-      auto smallest = std::min_element(worst.begin(), worst.end(),
-                                       [](const candidate& a, const candidate& b) { return a.key < b.key; });
-      if (c.key > smallest->key) *smallest = c;
+      *std::min_element(worst.begin(), worst.end(),
+                        [](const candidate& a, const candidate& b) { return a.key < b.key; }) = c;
     }
+    if (static_cast<int>(worst.size()) == k)
+      admit = std::min_element(worst.begin(), worst.end(), [](const candidate& a, const candidate& b) {
+                return a.key < b.key;
+              })->key;
   }
 };
 
-int coarse_bin(double ulps) {
-  int b = 0;
-  for (double edge : ulp_bin_edges) {
-    if (ulps <= edge) return b;
-    ++b;
-  }
-  return ulp_bins - 1;
-}
 
 // A fast ulp of a finite double in a float type: 2^(max(e, emin) - p + 1).
 struct ulp_of {
@@ -99,9 +99,11 @@ struct ulp_of {
   }
   double operator()(double x) const {
     if (!is_float) return 1.0;
-    int e = std::ilogb(x);
-    if (x == 0 || e < min_exponent) return min_subnormal;
-    return std::ldexp(1.0, e - precision + 1);
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const int e = static_cast<int>((bits >> 52) & 0x7ffu) - 1023;  // x is finite here
+    if (e < min_exponent) return min_subnormal;
+    // 2^(e-p+1) built from its exponent field; never below 2^-1022 for opval's types.
+    return std::bit_cast<double>(static_cast<std::uint64_t>(e - precision + 1 + 1023) << 52);
   }
 };
 
@@ -110,6 +112,218 @@ bool overflow_expected(dtype t, double ref, double bound, double got) {
   if (!std::isinf(got) || std::isnan(ref)) return false;
   if (std::signbit(got) != std::signbit(ref)) return false;
   return std::fabs(ref) + bound >= traits(t).max;
+}
+
+
+constexpr std::int64_t chunk_size = 1024;
+alignas(64) constexpr double zero_chunk[chunk_size] = {};
+
+// Per-element results of the vectorized pass that the scalar pass (histograms, worst k) needs.
+struct chunk_out {
+  alignas(64) double ulps[chunk_size];
+  alignas(64) double key[chunk_size];  // what ranks the worst elements: error/bound, or |error|
+  alignas(64) std::int64_t ulp_bin[chunk_size];
+  alignas(64) std::int64_t over_bin[chunk_size];
+};
+
+// log_histogram::bin_of without branches, for the vectorized pass.
+inline std::int64_t histogram_bin(double v) {
+  const std::int64_t bits = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(v)) - 1;
+  const std::int64_t exponent = ((bits >> 52) & 0x7ff) - 1023;
+  const std::int64_t sub = (bits >> 49) & 7;
+  const std::int64_t bin = std::clamp<std::int64_t>((exponent - log_histogram::lo_exp) * log_histogram::per_octave + sub + 1,
+                                                    1, log_histogram::bins - 1);
+  return v > 0 ? bin : 0;
+}
+
+// Read-only views of one comparison's data and the output type's ULP parameters.
+struct element_view {
+  const float* got_f32;
+  const double* got_f64;
+  const double* ref;
+  const double* bound;
+  const double* compute;
+  int precision, min_exponent;
+  double min_subnormal;
+  bool is_float;
+  double got0, ref0, bound0;
+
+  double got(std::int64_t i) const { return got_f32 ? static_cast<double>(got_f32[i]) : got_f64[i]; }
+  double bound_at(std::int64_t i) const { return bound ? bound[i] : 0.0; }
+};
+
+// True when no got or reference value in [begin, end) is NaN or infinite (inf*0 is NaN).
+bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end) {
+  double probe = 0;
+  if (v.got_f32)
+#pragma omp simd reduction(+ : probe)
+    for (std::int64_t i = begin; i < end; ++i) probe += static_cast<double>(v.got_f32[i]) * 0.0 + v.ref[i] * 0.0;
+  else
+#pragma omp simd reduction(+ : probe)
+    for (std::int64_t i = begin; i < end; ++i) probe += v.got_f64[i] * 0.0 + v.ref[i] * 0.0;
+  return probe == 0.0;
+}
+
+// The common case, written so the compiler vectorizes it: every value finite. ULPs come from
+// exponent bits, so the only divisions are the relative error and error/bound.
+[[gnu::always_inline]] inline void finite_chunk_body(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
+                  chunk_out& out) {
+  // Widen `got` first: a per-element choice of its type would keep the main loop scalar.
+  double got_buf[chunk_size];
+  const double* got = v.got_f64 ? v.got_f64 + begin : got_buf;
+  // Absent bounds read as zeros, so the loop has no conditional loads (which stop vectorizing).
+  const double* bnd = v.bound ? v.bound + begin : zero_chunk;
+  const double* cmp = v.compute ? v.compute + begin : zero_chunk;
+  const double* ref = v.ref + begin;
+  // Integers have a ULP of 1: clamp the exponent to a constant so no branch is needed.
+  const std::int64_t exponent_ceiling = v.is_float ? 4096 : 0;
+  if (!v.got_f64)
+    for (std::int64_t i = begin; i < end; ++i) got_buf[i - begin] = static_cast<double>(v.got_f32[i]);
+  double sum_abs = 0, max_abs = 0, sum_rel = 0, max_rel = 0, max_ulps = 0, max_over = 0;
+  double sum_signed = 0, dot = 0, got_sq = 0, ref_sq = 0;
+  double bias_n = 0, bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
+  // Counts as doubles (exact below 2^53): mixing integer and double lanes defeats vectorization.
+  double beyond = 0, significant = 0, neg_zero = 0, nonzero = 0, got_varies = 0, ref_varies = 0;
+  const std::int64_t exponent_floor = v.min_exponent;
+  const std::int64_t shift = v.is_float ? v.precision - 1 : 0;
+  // Reassociating these sums is what vectorizes them; the results differ only in rounding.
+#pragma omp simd reduction(+ : sum_abs, sum_rel, sum_signed, dot, got_sq, ref_sq, bias_n, bias_sr, bias_sr2, \
+                               bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies) \
+    reduction(max : max_abs, max_rel, max_ulps, max_over)
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::int64_t k = i - begin;
+    const double g = got[k], r = ref[k], b = bnd[k];
+    const double e = g - r, a = std::fabs(e), ar = std::fabs(r);
+    std::int64_t ex = static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(r) >> 52) & 0x7ff) - 1023;
+    ex = std::min(std::max(ex, exponent_floor), exponent_ceiling) - shift;
+    const double u = std::bit_cast<double>(static_cast<std::uint64_t>(ex + 1023) << 52);
+    const double inv_u = std::bit_cast<double>(static_cast<std::uint64_t>(1023 - ex) << 52);
+    const double ulps = a * inv_u;
+    const double rel = ar > 0 ? a / ar : 0.0;
+    const double over = b > 0 ? a / b : (a > 0 ? inf : 0.0);
+    out.ulps[k] = ulps;
+    out.key[k] = v.bound ? over : a;
+    out.ulp_bin[k] = histogram_bin(ulps);
+    out.over_bin[k] = histogram_bin(over);
+    sum_abs += a, max_abs = std::max(max_abs, a);
+    sum_rel += rel, max_rel = std::max(max_rel, rel);
+    max_ulps = std::max(max_ulps, ulps), max_over = std::max(max_over, over);
+    sum_signed += e, dot += g * r, got_sq += g * g, ref_sq += r * r;
+    beyond += a > b ? 1.0 : 0.0;
+    significant += ar > b ? 1.0 : 0.0;
+    neg_zero += (g == 0.0 && r == 0.0 && g * r < 0.0) ? 0.0 : 0.0;  // counted on the slow path
+    nonzero += g != 0.0 ? 1.0 : 0.0;
+    got_varies += g != v.got0 ? 1.0 : 0.0;
+    ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
+    const bool eligible = ar > 0 && cmp[k] < 0.25 * u;
+    const double s = eligible ? e * inv_u : 0.0;
+    const double sr = r < 0 ? -s : s;
+    bias_n += eligible ? 1.0 : 0.0;
+    bias_sr += sr, bias_sr2 += sr * sr, bias_pl += s, bias_pl2 += s * s;
+  }
+  const std::int64_t len = end - begin;
+  p.count += len, p.finite += len, p.beyond += v.bound ? beyond : 0;
+  p.ref_significant += significant, p.neg_zero += neg_zero;
+  p.sum_abs += sum_abs, p.max_abs = std::max(p.max_abs, max_abs);
+  p.sum_rel += sum_rel, p.max_rel = std::max(p.max_rel, max_rel);
+  p.max_ulps = std::max(p.max_ulps, max_ulps);
+  if (v.bound) p.max_over = std::max(p.max_over, max_over);
+  p.sum_signed += sum_signed, p.dot += dot, p.got_sq += got_sq, p.ref_sq += ref_sq;
+  p.any_nonzero |= nonzero > 0;
+  p.got_constant &= got_varies == 0;
+  p.ref_constant &= ref_varies == 0;
+  p.bias_n += static_cast<std::int64_t>(bias_n);
+  p.bias_sr += bias_sr, p.bias_sr2 += bias_sr2, p.bias_pl += bias_pl, p.bias_pl2 += bias_pl2;
+}
+
+// The body compiled for AVX-512 (with the 64-bit integer lanes of DQ) and for the baseline;
+// one is chosen at run time.
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void finite_chunk_avx512(
+    const element_view& v, std::int64_t begin, std::int64_t end, partial& p, chunk_out& out) {
+  finite_chunk_body(v, begin, end, p, out);
+}
+__attribute__((target("avx2,fma"))) void finite_chunk_avx2(
+    const element_view& v, std::int64_t begin, std::int64_t end, partial& p, chunk_out& out) {
+  finite_chunk_body(v, begin, end, p, out);
+}
+void finite_chunk_baseline(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
+                           chunk_out& out) {
+  finite_chunk_body(v, begin, end, p, out);
+}
+using finite_chunk_fn = void (*)(const element_view&, std::int64_t, std::int64_t, partial&, chunk_out&);
+finite_chunk_fn select_finite_chunk() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
+    return finite_chunk_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return finite_chunk_avx2;
+  return finite_chunk_baseline;
+}
+const finite_chunk_fn finite_chunk = select_finite_chunk();
+
+// Any element, NaN and infinities included: the classification path.
+void general_element(const element_view& v, const compare_input& in, std::int64_t i, partial& p) {
+  const ulp_of ulp_fn(in.ulp_type);
+  const double g = v.got(i), r = v.ref[i], b = v.bound_at(i);
+  ++p.count;
+  if (g != 0.0) p.any_nonzero = true;
+  if (!(g == v.got0 || (std::isnan(g) && std::isnan(v.got0)))) p.got_constant = false;
+  if (!(std::fabs(r - v.ref0) <= b + v.bound0 || (std::isnan(r) && std::isnan(v.ref0)))) p.ref_constant = false;
+  if (std::fabs(r) > b) ++p.ref_significant;
+  double abs_err, ulps;
+  if (std::isnan(g) || std::isnan(r)) {
+    if (std::isnan(g) && std::isnan(r)) return;
+    ++p.nan_mismatch;
+    abs_err = inf, ulps = inf;
+  } else if (std::isinf(g) || std::isinf(r)) {
+    if (g == r || overflow_expected(in.ulp_type, r, b, g)) return;
+    ++p.inf_mismatch;
+    abs_err = inf, ulps = inf;
+  } else {
+    if (g == 0.0 && r == 0.0 && std::signbit(g) != std::signbit(r)) ++p.neg_zero;
+    const double e = g - r;
+    abs_err = std::fabs(e);
+    const double u = ulp_fn(r);
+    ulps = abs_err / u;
+    ++p.finite;
+    p.sum_abs += abs_err;
+    p.max_abs = std::max(p.max_abs, abs_err);
+    if (r != 0.0) {
+      double rel = abs_err / std::fabs(r);
+      p.sum_rel += rel;
+      p.max_rel = std::max(p.max_rel, rel);
+    }
+    p.sum_signed += e;
+    p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
+    if (r != 0.0 && (!v.compute || v.compute[i] < 0.25 * u)) {
+      const double s = e / u;
+      const double sr = std::signbit(r) ? -s : s;
+      ++p.bias_n;
+      p.bias_sr += sr, p.bias_sr2 += sr * sr, p.bias_pl += s, p.bias_pl2 += s * s;
+    }
+  }
+  p.max_ulps = std::max(p.max_ulps, ulps);
+  p.ulp_hist.add(ulps);
+  double over = 0;
+  if (v.bound) {
+    over = b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0);
+    p.over_hist.add(over);
+    p.max_over = std::max(p.max_over, over);
+    if (abs_err > b) ++p.beyond;
+  }
+  const double key = v.bound ? over : abs_err;
+  if (key > p.admit) p.offer({key, i, r, g, b, abs_err, ulps}, in.worst_k);
+}
+
+// The report's coarse ULP bins, (edge_{k-1}, edge_k], summed from the fine histogram.
+std::vector<std::int64_t> coarse_histogram(const log_histogram& fine) {
+  std::vector<std::int64_t> coarse(ulp_bins, 0);
+  for (int bin = 0; bin < log_histogram::bins; ++bin) {
+    const double upper = log_histogram::upper_edge(bin);
+    int k = 0;
+    while (k < ulp_bins - 1 && upper > ulp_bin_edges[k]) ++k;
+    coarse[k] += fine.counts[bin];
+  }
+  return coarse;
 }
 
 }  // namespace
@@ -136,67 +350,42 @@ metrics compare_outputs(const compare_input& in) {
   const double bound0 = (n && bound) ? bound[0] : 0.0;
 
   std::vector<partial> partials(omp_get_max_threads());
+  const element_view view{got_f32, got_f64, ref, bound, compute, ulp.precision, ulp.min_exponent,
+                          ulp.min_subnormal, ulp.is_float, got0, ref0, bound0};
 #pragma omp parallel
   {
     partial& p = partials[omp_get_thread_num()];
+    auto out = std::make_unique<chunk_out>();
+    // Two copies of each histogram, alternating, so runs of equal bins do not serialize.
+    log_histogram ulp_odd, over_odd;
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double g = got_f32 ? static_cast<double>(got_f32[i]) : got_f64[i];
-      const double r = ref[i];
-      const double b = bound ? bound[i] : 0.0;
-      ++p.count;
-      if (g != 0.0) p.any_nonzero = true;
-      if (!(g == got0 || (std::isnan(g) && std::isnan(got0)))) p.got_constant = false;
-      if (!(std::fabs(r - ref0) <= b + bound0 || (std::isnan(r) && std::isnan(ref0)))) p.ref_constant = false;
-      if (std::fabs(r) > b) ++p.ref_significant;
-
-      double abs_err, ulps;
-      if (std::isnan(g) || std::isnan(r)) {
-        if (std::isnan(g) && std::isnan(r)) continue;
-        ++p.nan_mismatch;
-        abs_err = inf, ulps = inf;
-      } else if (std::isinf(g) || std::isinf(r)) {
-        if (g == r || overflow_expected(in.ulp_type, r, b, g)) continue;
-        ++p.inf_mismatch;
-        abs_err = inf, ulps = inf;
+    for (std::int64_t begin = 0; begin < n; begin += chunk_size) {
+      const std::int64_t end = std::min(n, begin + chunk_size);
+      if (chunk_is_finite(view, begin, end)) {
+        finite_chunk(view, begin, end, p, *out);
+        const std::int64_t len = end - begin;
+        std::int64_t* ulp_even = p.ulp_hist.counts.data();
+        std::int64_t* ulp_odd_counts = ulp_odd.counts.data();
+        for (std::int64_t k = 0; k + 1 < len; k += 2) ++ulp_even[out->ulp_bin[k]], ++ulp_odd_counts[out->ulp_bin[k + 1]];
+        if (len % 2) ++ulp_even[out->ulp_bin[len - 1]];
+        if (bound) {
+          std::int64_t* over_even = p.over_hist.counts.data();
+          std::int64_t* over_odd_counts = over_odd.counts.data();
+          for (std::int64_t k = 0; k + 1 < len; k += 2) ++over_even[out->over_bin[k]], ++over_odd_counts[out->over_bin[k + 1]];
+          if (len % 2) ++over_even[out->over_bin[len - 1]];
+        }
+        for (std::int64_t k = 0; k < len; ++k) {
+          if (out->key[k] <= p.admit) continue;
+          const std::int64_t i = begin + k;
+          const double g = view.got(i);
+          p.offer({out->key[k], i, ref[i], g, view.bound_at(i), std::fabs(g - ref[i]), out->ulps[k]}, in.worst_k);
+        }
       } else {
-        if (g == 0.0 && r == 0.0 && std::signbit(g) != std::signbit(r)) ++p.neg_zero;
-        const double e = g - r;
-        abs_err = std::fabs(e);
-        const double u = ulp(r);
-        ulps = abs_err / u;
-        ++p.finite;
-        p.sum_abs += abs_err;
-        p.max_abs = std::max(p.max_abs, abs_err);
-        if (r != 0.0) {
-          double rel = abs_err / std::fabs(r);
-          p.sum_rel += rel;
-          p.max_rel = std::max(p.max_rel, rel);
-        }
-        p.sum_signed += e;
-        p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
-        // Bias-test eligibility: the final rounding dominates this element's error.
-        if (r != 0.0 && (!compute || compute[i] < 0.25 * u)) {
-          const double s = e / u;
-          const double sr = std::signbit(r) ? -s : s;
-          ++p.bias_n;
-          p.bias_sr += sr, p.bias_sr2 += sr * sr, p.bias_pl += s, p.bias_pl2 += s * s;
-        }
+        for (std::int64_t i = begin; i < end; ++i) general_element(view, in, i, p);
       }
-      p.max_ulps = std::max(p.max_ulps, ulps);
-      p.ulp_hist.add(ulps);
-      ++p.coarse[coarse_bin(ulps)];
-      double over = 0;
-      if (bound) {
-        over = b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0);
-        p.over_hist.add(over);
-        p.max_over = std::max(p.max_over, over);
-        if (abs_err > b) ++p.beyond;
-      }
-      double key = bound ? over : abs_err;
-      if (in.worst_k > 0 && (static_cast<int>(p.worst.size()) < in.worst_k || key > 0))
-        p.offer({key, i, r, g, b, abs_err, ulps}, in.worst_k);
     }
+    p.ulp_hist.merge(ulp_odd);
+    p.over_hist.merge(over_odd);
   }
 
   partial total;
@@ -213,7 +402,6 @@ metrics compare_outputs(const compare_input& in) {
     total.bias_n += p.bias_n, total.bias_sr += p.bias_sr, total.bias_sr2 += p.bias_sr2;
     total.bias_pl += p.bias_pl, total.bias_pl2 += p.bias_pl2;
     total.ulp_hist.merge(p.ulp_hist), total.over_hist.merge(p.over_hist);
-    for (int b = 0; b < ulp_bins; ++b) total.coarse[b] += p.coarse[b];
     for (const auto& c : p.worst) total.offer(c, in.worst_k);
   }
 
@@ -231,7 +419,7 @@ metrics compare_outputs(const compare_input& in) {
   m.max_ulps = total.max_ulps;
   m.p50_ulps = total.ulp_hist.quantile(0.5, judged, total.max_ulps);
   m.p99_ulps = total.ulp_hist.quantile(0.99, judged, total.max_ulps);
-  m.ulp_histogram.assign(total.coarse.begin(), total.coarse.end());
+  m.ulp_histogram = coarse_histogram(total.ulp_hist);
   m.beyond_bound = total.beyond;
   m.max_error_over_bound = total.max_over;
   m.median_error_over_bound = bound ? total.over_hist.quantile(0.5, judged, total.max_over) : 0.0;

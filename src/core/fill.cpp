@@ -107,7 +107,7 @@ void fill_tensor(tensor& t, const fill_params& p, std::uint64_t seed, std::uint6
   const std::int64_t n = t.numel();
   // Values depend on the index only, so any thread count gives the same data. Overlapping
   // elements are written in order instead: the last index wins, as with one thread.
-  const bool parallel = n >= 4096 && elements_distinct(t);
+  const bool parallel = n >= (1 << 15) && elements_distinct(t);
   if (t.is_contiguous() && storage_type(t.type()) == dtype::f32) {
     float* data = t.data_as<float>();
 #pragma omp parallel for schedule(static) if (parallel)
@@ -122,7 +122,10 @@ fill_kind parse_fill_kind(std::string_view name) {
   for (const auto& f : fill_names)
     if (f.name == name) return f.kind;
   std::string known;
-  for (const auto& f : fill_names) known += (known.empty() ? "" : " ") + std::string(f.name);
+  for (const auto& f : fill_names) {
+    if (!known.empty()) known += ' ';
+    known += f.name;
+  }
   throw error("unknown fill '" + std::string(name) + "' (known: " + known + ")");
 }
 

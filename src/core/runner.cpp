@@ -229,6 +229,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     const bool use_bound = o.pol.kind == policy_kind::bound && bounds[i].meaningful;
     if (use_bound) {
       j = judge_by_bound(bounds[i], refs[i], p.dt);
+      j.bias_test = !ft.repeated_values;
     } else if (o.pol.kind == policy_kind::exact) {
       j = judge_by_constant(0.0, "exact (bitwise)");
       j.total = map_reference(refs[i], [](std::int64_t, double) { return 0.0; });

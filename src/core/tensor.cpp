@@ -30,6 +30,31 @@ std::uint64_t load_bits(const std::byte* p, std::size_t size) {
 
 void store_bits(std::byte* p, std::size_t size, std::uint64_t bits) { std::memcpy(p, &bits, size); }
 
+// Calls f(i, a, b) for every logical element i in row-major order with its offsets in
+// elements under two stride sets of `shape`. An odometer over the index replaces the division
+// per dimension and element that at() needs.
+template <class F>
+void for_each_element(const dims& shape, const dims& strides_a, const dims& strides_b, F&& f) {
+  const std::int64_t n = element_count(shape);
+  if (n == 0) return;
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) return f(std::int64_t{0}, std::int64_t{0}, std::int64_t{0});
+  const std::int64_t inner = shape[rank - 1], step_a = strides_a[rank - 1], step_b = strides_b[rank - 1];
+  dims index(rank, 0);
+  std::int64_t a = 0, b = 0;
+  for (std::int64_t i = 0; i < n; i += inner) {
+    for (std::int64_t j = 0; j < inner; ++j) f(i + j, a + j * step_a, b + j * step_b);
+    for (int d = rank - 2; d >= 0; --d) {
+      a += strides_a[d];
+      b += strides_b[d];
+      if (++index[d] < shape[d]) break;
+      a -= strides_a[d] * shape[d];
+      b -= strides_b[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 allocator& host_allocator() {
@@ -63,7 +88,10 @@ std::int64_t element_count(const dims& shape) {
 std::string to_string(const dims& shape) {
   if (shape.empty()) return "scalar";
   std::string s;
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(shape[i]);
+  }
   return s;
 }
 
@@ -210,17 +238,23 @@ tensor tensor::reshape(const dims& shape) const {
 tensor tensor::contiguous() const {
   tensor out(type_, shape_);
   const std::size_t size = element_size();
-  const std::int64_t n = numel();
+  const auto* src = static_cast<const std::byte*>(data());
   auto* dst = static_cast<std::byte*>(out.data());
-  for (std::int64_t i = 0; i < n; ++i)
-    std::memcpy(dst + i * size, storage_.get() + byte_offset_of_linear(i), size);
+  for_each_element(shape_, strides_, strides_, [&](std::int64_t i, std::int64_t off, std::int64_t) {
+    std::memcpy(dst + i * size, src + off * size, size);
+  });
   return out;
 }
 
 tensor tensor::to(dtype t, rounding r, overflow o) const {
   tensor out(t, shape_);
-  const std::int64_t n = numel();
-  for (std::int64_t i = 0; i < n; ++i) out.set_at(i, at(i), r, o);
+  const std::size_t size = element_size(), out_size = out.element_size();
+  const auto* src = static_cast<const std::byte*>(data());
+  auto* dst = static_cast<std::byte*>(out.data());
+  for_each_element(shape_, strides_, strides_, [&](std::int64_t i, std::int64_t off, std::int64_t) {
+    const double v = decode(type_, load_bits(src + off * size, size));
+    store_bits(dst + i * out_size, out_size, encode(t, v, r, o));
+  });
   return out;
 }
 
@@ -233,7 +267,11 @@ std::vector<double> tensor::to_vector() const {
     const float* p = data_as<float>();
     for (std::int64_t i = 0; i < n; ++i) values[i] = p[i];
   } else {
-    for (std::int64_t i = 0; i < n; ++i) values[i] = at(i);
+    const std::size_t size = element_size();
+    const auto* src = static_cast<const std::byte*>(data());
+    for_each_element(shape_, strides_, strides_, [&](std::int64_t i, std::int64_t off, std::int64_t) {
+      values[i] = decode(type_, load_bits(src + off * size, size));
+    });
   }
   return values;
 }
@@ -246,17 +284,25 @@ void tensor::assign(std::span<const double> values, rounding r, overflow o) {
     std::memcpy(data(), values.data(), values.size() * sizeof(double));
     return;
   }
-  for (std::size_t i = 0; i < values.size(); ++i) set_at(static_cast<std::int64_t>(i), values[i], r, o);
+  const std::size_t size = element_size();
+  auto* dst = static_cast<std::byte*>(data());
+  for_each_element(shape_, strides_, strides_, [&](std::int64_t i, std::int64_t off, std::int64_t) {
+    store_bits(dst + off * size, size, encode(type_, values[i], r, o));
+  });
 }
 
 bool tensor::bitwise_equal(const tensor& other) const {
   if (type_ != other.type_ || shape_ != other.shape_) return false;
+  if (empty() || other.empty()) return empty() && other.empty();
   const std::size_t size = element_size();
-  for (std::int64_t i = 0, n = numel(); i < n; ++i)
-    if (std::memcmp(storage_.get() + byte_offset_of_linear(i),
-                    other.storage_.get() + other.byte_offset_of_linear(i), size) != 0)
-      return false;
-  return true;
+  const auto* a = static_cast<const std::byte*>(data());
+  const auto* b = static_cast<const std::byte*>(other.data());
+  if (is_contiguous() && other.is_contiguous()) return std::memcmp(a, b, numel() * size) == 0;
+  bool equal = true;
+  for_each_element(shape_, strides_, other.strides_, [&](std::int64_t, std::int64_t oa, std::int64_t ob) {
+    equal = equal && std::memcmp(a + oa * size, b + ob * size, size) == 0;
+  });
+  return equal;
 }
 
 tensor make_f64(const dims& shape, std::span<const double> values) {

@@ -1,0 +1,99 @@
+#pragma once
+// Scaled dot-product attention: O = softmax(scale * Q K^T + bias, masked) V, with grouped-query
+// heads, causal masking in both alignments, an additive bias and per-batch key lengths.
+//
+// Semantics (what the reference defines and every kernel must match):
+//  - Shapes: Q [B,H,Lq,D], K [B,Hkv,Lk,D], V [B,Hkv,Lk,Dv], O [B,H,Lq,Dv]; query head h reads
+//    key/value head h / (H/Hkv) (consecutive query heads share one kv head, as PyTorch's
+//    enable_gqa and FlashAttention).
+//  - Key j is visible to query i when j < key_lengths[b] (if the input is present) and, for
+//    causal=top_left, j <= i; for causal=bottom_right, j <= i + Lk - Lq (FlashAttention >= 2.1;
+//    aligned to the padded Lk, independently of key_lengths).
+//  - mask=bias adds a [Lq,Lk] tensor (broadcast over B and H; stored in Q's type) to the scaled
+//    logits; a -inf entry masks its key (probability exactly 0).
+//  - A fully masked row (no visible key, or every visible logit -inf) outputs exactly 0, as
+//    FlashAttention does (PyTorch's math SDPA gives NaN there; opval follows FlashAttention).
+//  - A NaN logit among a row's visible keys makes the whole output row NaN.
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "opval/op_spec.hpp"
+
+namespace opval::ops::attention {
+
+enum class causal_kind { none, top_left, bottom_right };
+
+/// The sizes and options of one problem, with defaults resolved.
+struct attention_shape {
+  std::int64_t b = 1, h = 1, hkv = 1, lq = 1, lk = 1, d = 1, dv = 1;
+  double scale = 1;
+  causal_kind causal = causal_kind::none;
+  bool bias = false;
+  bool key_lengths = false;
+
+  static attention_shape of(const problem& p);
+  std::int64_t rows() const { return b * h * lq; }  ///< query rows (b, head, i)
+  /// Index of the causal limit: keys j > limit(i) are masked (a huge value when not causal).
+  std::int64_t causal_limit(std::int64_t i) const;
+};
+
+/// The inputs of one case as doubles (logical row-major), with accessors by (batch, head, row).
+struct attention_data {
+  attention_shape s;
+  std::vector<double> q, k, v, mask;
+  std::vector<std::int64_t> key_len;  ///< per batch (Lk when the input is absent)
+
+  attention_data(const problem& p, std::span<const tensor> in);
+  const double* q_row(std::int64_t b, std::int64_t hd, std::int64_t i) const {
+    return q.data() + ((b * s.h + hd) * s.lq + i) * s.d;
+  }
+  const double* k_row(std::int64_t b, std::int64_t hd, std::int64_t j) const {
+    return k.data() + ((b * s.hkv + hd / (s.h / s.hkv)) * s.lk + j) * s.d;
+  }
+  const double* v_row(std::int64_t b, std::int64_t hd, std::int64_t j) const {
+    return v.data() + ((b * s.hkv + hd / (s.h / s.hkv)) * s.lk + j) * s.dv;
+  }
+  bool visible(std::int64_t b, std::int64_t i, std::int64_t j) const {
+    return j < key_len[b] && j <= s.causal_limit(i);
+  }
+  double bias(std::int64_t i, std::int64_t j) const { return s.bias ? mask[i * s.lk + j] : 0.0; }
+  /// Decomposes a query-row number into (batch, head, i).
+  void unravel(std::int64_t row, std::int64_t& b, std::int64_t& hd, std::int64_t& i) const {
+    i = row % s.lq;
+    hd = (row / s.lq) % s.h;
+    b = row / (s.lq * s.h);
+  }
+};
+
+/// The logits of one query row: logit(j) for visible keys, -inf for masked ones.
+template <class Logit>
+void row_logits(const attention_data& d, std::int64_t b, std::int64_t i, std::span<double> out, Logit&& logit) {
+  for (std::int64_t j = 0; j < d.s.lk; ++j)
+    out[j] = d.visible(b, i, j) ? logit(j) : -std::numeric_limits<double>::infinity();
+}
+
+/// The attention op.
+class attention_spec final : public op_spec {
+ public:
+  std::string_view name() const override { return "attention"; }
+  std::string_view summary() const override {
+    return "scaled dot-product attention softmax(scale*Q.K^T + mask) V with GQA, causal, bias, key lengths";
+  }
+  const attr_schema& schema() const override;
+  std::vector<std::string> fills() const override;
+  std::vector<std::string> contracts() const override;
+  void validate(const problem& p) const override;
+  std::vector<operand> inputs(const problem& p) const override;
+  std::vector<operand> outputs(const problem& p) const override;
+  op_counts counts(const problem& p) const override;
+  fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
+  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                 std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::vector<std::string> suite(std::string_view tag) const override;
+};
+
+}  // namespace opval::ops::attention

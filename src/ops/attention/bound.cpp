@@ -1,0 +1,142 @@
+// attention: error bound, composed from the matmul and softmax error models.
+//
+// Per query row, with u = unit roundoff of acc, S_j = scale q.k_j + bias_j the exact logits,
+// p_j = softmax(S)_j exact, O = sum_j p_j v_j exact:
+//  1. logits:  |dS_j| <= (g_D + r_q + r_k) |scale| sum_d |q_d k_jd| + 3u |scale q.k_j| + u |S_j|
+//     g_D = accumulation_constant(D) of the dot product, r_* the in-kernel input rounding
+//     (tf32), 3u for the rounded scale, the scaling product and a folded log2(e) (exp2
+//     kernels), u|S_j| for adding the bias.
+//     When g_D is probabilistic (round-to-nearest, data that may cancel), the dot products'
+//     rounding errors are not summed over keys in the worst case: to first order they move O
+//     by sum_j p_j (v_j - O) eps_j (a common shift of the logits cancels), a linear form in
+//     Lk*D independent mean-zero rounding errors, each of weight <= p_j |v_j - O| |scale|
+//     sum_d |q_d k_jd|. Higham & Mary's argument bounds it by
+//       lambda u sqrt(D sum_j (p_j |v_j - O| |scale| sum_d |q_d k_jd|)^2) (1 + 4 lambda max_j dS_j)
+//     (lambda = probabilistic_lambda over the outputs, n = Lk*D), and g_D leaves dS_j.
+//  2. softmax: dS_j enter softmax_numerics.hpp's bound_row as the logit perturbations dx_j,
+//     giving per key an individual log-error L_ind_j and a common one L_com (the denominator
+//     and the division: a factor shared by every key, so it scales O itself, not sum p|v|).
+//  3. P rounded to mid (u_mid, when mid is narrower than acc) and to the math type (r_p, tf32):
+//     ri_j = expm1(L_ind_j + l(u_mid) + l(r_p)), rc = expm1(L_com), rt_j = expm1(L_ind_j + ... + L_com),
+//     abs_j = the softmax underflow term + the underflow units of mid / math.
+//  4. P.V:  |O^ - O| <= (1 + rc) sum_j (p_j ri_j + abs_j) |v_j| + rc |O|
+//                        + (g_Lk + r_v) sum_j (p_j (1 + rt_j) + abs_j) |v_j|
+//     g_Lk = accumulation_constant(Lk) (V's signs decide deterministic vs probabilistic).
+//     Online (FlashAttention) rescaling of O is in L_ind_j (softmax_numerics.hpp: resc_rel).
+// Rows with a NaN logit or no visible key get bound 0: NaN, respectively exactly 0, is required
+// (the runner still adds the output rounding and underflow unit).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "opval/error_model.hpp"
+#include "ops/attention/attention_spec.hpp"
+#include "ops/softmax/softmax_numerics.hpp"
+
+namespace opval::ops::attention {
+namespace {
+
+// The rounding of P before P.V: relative errors (mid, then math) and their underflow units.
+struct p_rounding {
+  double u_mid = 0, r_p = 0, uf = 0;
+};
+
+p_rounding p_rounding_of(const contract& c) {
+  p_rounding r;
+  if (traits(c.mid).precision < traits(c.acc).precision) {
+    r.u_mid = unit_roundoff(c.mid, c.acc_round);
+    r.uf += underflow_unit(c.mid, c.denorm);
+  }
+  r.r_p = input_rounding_error(c, c.mid);
+  if (r.r_p > 0) r.uf += underflow_unit(c.math, c.denorm);
+  return r;
+}
+
+}  // namespace
+
+std::vector<error_bound> attention_spec::bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                               std::span<const tensor> in, std::span<const tensor> ref) const {
+  using softmax::log_factor;
+  const attention_data d(p, in);
+  const attention_shape& s = d.s;
+  const contract& c = p.dt;
+  const double rows = static_cast<double>(s.rows());
+  const double u = unit_roundoff(c.acc, c.acc_round);
+  const accumulation_gamma g_qk = accumulation_constant(static_cast<double>(s.d), rows * s.lk, c, f, o);
+  const accumulation_gamma g_pv = accumulation_constant(static_cast<double>(s.lk), rows * s.dv, c, f, o);
+  const softmax::error_constants k = softmax::make_error_constants(static_cast<double>(s.lk), rows, c, o, false);
+  const double r_qk = input_rounding_error(c, c.src) + input_rounding_error(c, c.wei);
+  const double r_v = input_rounding_error(c, c.wei);
+  // Probabilistic dot products: their rounding errors combine over keys in quadrature.
+  const bool qk_random = g_qk.meaningful && g_qk.gamma < gamma_deterministic(static_cast<double>(s.d), u);
+  const double lambda = probabilistic_lambda(rows * s.dv, static_cast<double>(s.lk * s.d), u, o.false_alarm);
+  const double qk_rel = (qk_random ? 0.0 : g_qk.gamma) + r_qk;
+  const double qk_sigma = qk_random ? u * std::sqrt(static_cast<double>(s.d)) : 0.0;
+  const double pv_rel = g_pv.gamma + r_v;
+  const p_rounding pr = p_rounding_of(c);
+  const double* oref = ref[0].data_as<double>();
+  std::vector<double> e(static_cast<std::size_t>(s.rows() * s.dv), 0.0);
+#pragma omp parallel
+  {
+    std::vector<double> logits(s.lk), prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv);
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < s.rows(); ++row) {
+      std::int64_t b, hd, i;
+      d.unravel(row, b, hd, i);
+      const double* q = d.q_row(b, hd, i);
+      row_logits(d, b, i, logits, [&](std::int64_t j) {
+        const double* kr = d.k_row(b, hd, j);
+        double dot = 0, mag = 0;
+        for (std::int64_t x = 0; x < s.d; ++x) dot += q[x] * kr[x], mag += std::fabs(q[x] * kr[x]);
+        const double logit = s.scale * dot + d.bias(i, j);
+        ds[j] = qk_rel * std::fabs(s.scale) * mag + 3.0 * u * std::fabs(s.scale * dot) + u * std::fabs(logit);
+        sigma[j] = qk_sigma * std::fabs(s.scale) * mag;
+        return logit;
+      });
+      if (softmax::classify_row(logits).kind != softmax::row_kind::finite) continue;
+      softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
+      const softmax::row_bound rb = softmax::bound_row(logits, prob, ds, k);
+      const double rc = std::expm1(rb.log_com);
+      for (std::int64_t j = 0; j < s.lk; ++j) {
+        const bool masked = std::isinf(logits[j]);
+        const double li = rb.log_ind(j) + log_factor(pr.u_mid) + log_factor(pr.r_p);
+        ri[j] = masked ? 0.0 : std::expm1(li);
+        rt[j] = masked ? 0.0 : std::expm1(li + rb.log_com);
+        ab[j] = masked ? 0.0 : rb.abs[j] + pr.uf;
+      }
+      double* er = e.data() + row * s.dv;
+      const double* orow = oref + row * s.dv;
+      std::fill(rss.begin(), rss.end(), 0.0);
+      double sigma_max = 0;
+      for (std::int64_t j = 0; j < s.lk; ++j) {
+        if (std::isinf(logits[j])) continue;
+        const double* v = d.v_row(b, hd, j);
+        const double own = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
+        const double total = pv_rel * (prob[j] * (1.0 + rt[j]) + ab[j]);
+        sigma_max = std::max(sigma_max, sigma[j]);
+        for (std::int64_t x = 0; x < s.dv; ++x) {
+          er[x] += (own + total) * std::fabs(v[x]);
+          const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
+          rss[x] += w * w;
+        }
+      }
+      const double second_order = 1.0 + 4.0 * lambda * sigma_max;
+      for (std::int64_t x = 0; x < s.dv; ++x)
+        er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order;
+    }
+  }
+  error_bound eb;
+  eb.compute = make_f64({s.b, s.h, s.lq, s.dv}, e);
+  eb.meaningful = g_qk.meaningful && g_pv.meaningful && k.meaningful;
+  eb.why_not = !g_qk.meaningful ? g_qk.why_not : !g_pv.meaningful ? g_pv.why_not : k.why_not;
+  eb.formula = fmt::format(
+      "attention: dS = ({} + r_in {:.3g})|scale|sum|q||k| + 3u|scale q.k| + u|S|{}; {}; P to mid u={:.3g}, math r={:.3g}; "
+      "O: (1+rc) sum (p ri + abs)|v| + rc|O| + ({} + r_v {:.3g}) sum |P||v|",
+      qk_random ? "0 (probabilistic)" : g_qk.formula, r_qk,
+      qk_random ? fmt::format(" + lambda {:.3g} u sqrt(D sum_j (p_j |v_j - O| |scale| sum|q||k_j|)^2)", lambda) : "",
+      k.formula, pr.u_mid, pr.r_p, g_pv.formula, r_v);
+  return {eb};
+}
+
+}  // namespace opval::ops::attention

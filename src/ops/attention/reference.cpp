@@ -1,0 +1,39 @@
+// attention: fp64 reference, matmul -> softmax -> matmul on exactly the stored inputs.
+#include <algorithm>
+
+#include "ops/attention/attention_spec.hpp"
+#include "ops/softmax/softmax_numerics.hpp"
+
+namespace opval::ops::attention {
+
+void attention_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  const attention_data d(p, in);
+  const attention_shape& s = d.s;
+  double* o = out[0].data_as<double>();
+#pragma omp parallel
+  {
+    std::vector<double> logits(s.lk), prob(s.lk);
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < s.rows(); ++row) {
+      std::int64_t b, hd, i;
+      d.unravel(row, b, hd, i);
+      const double* q = d.q_row(b, hd, i);
+      row_logits(d, b, i, logits, [&](std::int64_t j) {
+        const double* k = d.k_row(b, hd, j);
+        double dot = 0;
+        for (std::int64_t e = 0; e < s.d; ++e) dot += q[e] * k[e];
+        return s.scale * dot + d.bias(i, j);
+      });
+      softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
+      double* orow = o + row * s.dv;
+      std::fill(orow, orow + s.dv, 0.0);
+      for (std::int64_t j = 0; j < s.lk; ++j) {
+        if (prob[j] == 0) continue;  // masked keys are never read
+        const double* v = d.v_row(b, hd, j);
+        for (std::int64_t e = 0; e < s.dv; ++e) orow[e] += prob[j] * v[e];
+      }
+    }
+  }
+}
+
+}  // namespace opval::ops::attention

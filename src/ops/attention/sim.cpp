@@ -1,0 +1,49 @@
+// attention: contract-exact emulation. S = Q.K^T by fused multiply-adds in acc, scaled and
+// biased in acc, softmax in acc (softmax_numerics.hpp), P rounded to mid (and to the math
+// type when the contract rounds matmul inputs, as a tf32 P.V does), O = P.V in acc, rounded
+// to dst.
+#include <algorithm>
+
+#include "ops/attention/attention_spec.hpp"
+#include "ops/softmax/softmax_numerics.hpp"
+
+namespace opval::ops::attention {
+
+void attention_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  const contract_arith a(p.dt);
+  attention_data d(p, in);
+  for (auto* t : {&d.q, &d.k, &d.v})
+    for (auto& x : *t) x = a.input(x);
+  const attention_shape& s = d.s;
+  const double scale = a.acc(s.scale);
+  std::vector<double> o(static_cast<std::size_t>(s.rows() * s.dv));
+#pragma omp parallel
+  {
+    std::vector<double> logits(s.lk), prob(s.lk);
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < s.rows(); ++row) {
+      std::int64_t b, hd, i;
+      d.unravel(row, b, hd, i);
+      const double* q = d.q_row(b, hd, i);
+      row_logits(d, b, i, logits, [&](std::int64_t j) {
+        const double* k = d.k_row(b, hd, j);
+        double dot = 0;
+        for (std::int64_t e = 0; e < s.d; ++e) dot = a.fma(q[e], k[e], dot);
+        const double scaled = a.acc(dot * scale);
+        return s.bias ? a.acc(scaled + d.bias(i, j)) : scaled;
+      });
+      softmax::simulate_row(logits, prob, false, softmax::empty_row::zero, a);
+      for (auto& x : prob) x = a.input(a.mid(x));
+      double* orow = o.data() + row * s.dv;
+      for (std::int64_t j = 0; j < s.lk; ++j) {
+        if (prob[j] == 0) continue;  // a zero weight adds exactly nothing
+        const double* v = d.v_row(b, hd, j);
+        for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.fma(prob[j], v[e], orow[e]);
+      }
+      for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.out(orow[e]);
+    }
+  }
+  out[0].assign(o);
+}
+
+}  // namespace opval::ops::attention

@@ -1,0 +1,224 @@
+// attention: attributes, shapes, contracts, fills and suites. Numerics: reference.cpp,
+// sim.cpp, bound.cpp.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+#include "opval/fill.hpp"
+#include "opval/rng.hpp"
+#include "ops/attention/attention_spec.hpp"
+
+namespace opval::ops::attention {
+
+attention_shape attention_shape::of(const problem& p) {
+  attention_shape s;
+  s.b = p.get_int("b");
+  s.h = p.get_int("h");
+  s.hkv = p.get_int("hkv") == 0 ? s.h : p.get_int("hkv");
+  s.lq = p.get_int("lq");
+  s.lk = p.get_int("lk");
+  s.d = p.get_int("d");
+  s.dv = p.get_int("dv") == 0 ? s.d : p.get_int("dv");
+  s.scale = p.get_real("scale") == 0 ? 1.0 / std::sqrt(static_cast<double>(s.d)) : p.get_real("scale");
+  const std::string& c = p.get_choice("causal");
+  s.causal = c == "top_left" ? causal_kind::top_left : c == "bottom_right" ? causal_kind::bottom_right : causal_kind::none;
+  s.bias = p.get_choice("mask") == "bias";
+  s.key_lengths = p.get_bool("key_lengths");
+  return s;
+}
+
+std::int64_t attention_shape::causal_limit(std::int64_t i) const {
+  switch (causal) {
+    case causal_kind::top_left: return i;
+    case causal_kind::bottom_right: return i + lk - lq;
+    case causal_kind::none: break;
+  }
+  return lk;
+}
+
+attention_data::attention_data(const problem& p, std::span<const tensor> in)
+    : s(attention_shape::of(p)), q(in[0].to_vector()), k(in[1].to_vector()), v(in[2].to_vector()) {
+  std::size_t next = 3;
+  if (s.bias) mask = in[next++].to_vector();
+  key_len.assign(s.b, s.lk);
+  if (s.key_lengths) {
+    const std::vector<double> lens = in[next].to_vector();
+    for (std::int64_t b = 0; b < s.b; ++b) key_len[b] = static_cast<std::int64_t>(lens[b]);
+  }
+}
+
+const attr_schema& attention_spec::schema() const {
+  static const attr_schema s{
+      int_attr("b", 2, "batch", 1),
+      int_attr("h", 4, "query heads", 1),
+      int_attr("hkv", 0, "key/value heads (0 = h); h must be a multiple (grouped-query attention)", 0),
+      int_attr("lq", 64, "query length", 1),
+      int_attr("lk", 64, "key/value length", 1),
+      int_attr("d", 64, "head dimension of Q and K", 1),
+      int_attr("dv", 0, "head dimension of V and O (0 = d)", 0),
+      real_attr("scale", 0.0, "logit scale (0 = 1/sqrt(d))"),
+      choice_attr("causal", "none", {"none", "top_left", "bottom_right"},
+                  "causal mask: top_left j <= i; bottom_right j <= i + lk - lq (FlashAttention 2.1+)"),
+      choice_attr("mask", "none", {"none", "bias"}, "bias: an additive [lq,lk] input broadcast over b and h"),
+      bool_attr("key_lengths", false, "an i32 [b] input: keys j >= key_lengths[b] are masked"),
+  };
+  return s;
+}
+
+std::vector<std::string> attention_spec::fills() const { return {"normal", "uniform", "large", "special"}; }
+
+std::vector<std::string> attention_spec::contracts() const {
+  return {"f32:f32:f32", "f32@tf32:f32:f32", "bf16:f32:bf16", "f16:f32:f16"};
+}
+
+void attention_spec::validate(const problem& p) const {
+  const attention_shape s = attention_shape::of(p);
+  for (auto [name, v] : {std::pair{"b", s.b}, {"h", s.h}, {"lq", s.lq}, {"lk", s.lk}, {"d", s.d}, {"dv", s.dv}})
+    if (v < 1) throw error(fmt::format("attention: {}={} must be >= 1", name, v));
+  if (s.h % s.hkv != 0)
+    throw error(fmt::format("attention: h={} is not a multiple of hkv={} (grouped-query heads)", s.h, s.hkv));
+  if (!std::isfinite(s.scale)) throw error("attention: scale must be finite");
+  const contract& c = p.dt;
+  auto io_type = [](dtype t) { return t == dtype::f32 || t == dtype::bf16 || t == dtype::f16; };
+  const bool math_ok = c.math == c.src || (c.src == dtype::f32 && c.math == dtype::tf32);
+  const bool mid_ok = io_type(c.mid) || c.mid == dtype::tf32;
+  if (!io_type(c.src) || c.wei != c.src || !math_ok || c.acc != dtype::f32 || !io_type(c.dst) || !mid_ok)
+    throw error(fmt::format("attention does not support contract {}{} (Q/K/V f32, bf16 or f16, optionally "
+                            "f32@tf32; accumulation f32; output f32, bf16 or f16; mid f32, tf32, bf16 or f16)",
+                            c.types_string(), c.mid != c.acc ? " mid=" + std::string(to_string(c.mid)) : ""));
+}
+
+std::vector<operand> attention_spec::inputs(const problem& p) const {
+  const attention_shape s = attention_shape::of(p);
+  std::vector<operand> ops = {{"q", p.dt.src, {s.b, s.h, s.lq, s.d}, {}},
+                              {"k", p.dt.wei, {s.b, s.hkv, s.lk, s.d}, {}},
+                              {"v", p.dt.wei, {s.b, s.hkv, s.lk, s.dv}, {}}};
+  if (s.bias) ops.push_back({"mask", p.dt.src, {s.lq, s.lk}, {}});
+  if (s.key_lengths) ops.push_back({"key_lengths", dtype::i32, {s.b}, {}});
+  return ops;
+}
+
+std::vector<operand> attention_spec::outputs(const problem& p) const {
+  const attention_shape s = attention_shape::of(p);
+  return {{"o", p.dt.dst, {s.b, s.h, s.lq, s.dv}, {}}};
+}
+
+op_counts attention_spec::counts(const problem& p) const {
+  const attention_shape s = attention_shape::of(p);
+  const double logits = static_cast<double>(s.b * s.h * s.lq * s.lk);
+  const double in_bytes = traits(p.dt.src).size_bytes * static_cast<double>(s.b * s.h * s.lq * s.d) +
+                          traits(p.dt.wei).size_bytes * static_cast<double>(s.b * s.hkv * s.lk * (s.d + s.dv));
+  const double out_bytes = traits(p.dt.dst).size_bytes * static_cast<double>(s.b * s.h * s.lq * s.dv);
+  return {logits * (2.0 * (s.d + s.dv) + 5.0), in_bytes + out_bytes};
+}
+
+namespace {
+
+// Overwrites a fraction `rate` of t's elements with `value` (draws from its own stream).
+void sprinkle(tensor& t, double value, double rate, std::uint64_t seed, std::uint64_t stream) {
+  for (std::int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (random_uniform(seed, stream, static_cast<std::uint64_t>(i)) < rate) t.set_at(i, value);
+}
+
+// Key lengths in [1, lk] for even batches and [0, lk] for odd ones: empty batches test the
+// fully masked rows without ever masking the whole output.
+void fill_key_lengths(tensor& t, std::int64_t lk, std::uint64_t seed, std::uint64_t stream) {
+  for (std::int64_t b = 0; b < t.numel(); ++b) {
+    const std::uint64_t r = random_bits(seed, stream, static_cast<std::uint64_t>(b));
+    t.set_at(b, b % 2 == 0 ? static_cast<double>(1 + r % lk) : static_cast<double>(r % (lk + 1)));
+  }
+}
+
+}  // namespace
+
+fill_traits attention_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
+  const attention_shape s = attention_shape::of(p);
+  // Q and K are drawn so that the logits scale*q.k have a standard deviation of about 2
+  // (realistic attention) or about 60 (`large`: exp overflows f32 without max subtraction),
+  // whatever d and scale are: std(q.k) = sigma_q sigma_k sqrt(d).
+  const double unit = std::abs(s.scale) * std::sqrt(static_cast<double>(s.d));
+  fill_params qk, v;
+  qk.kind = fill_kind::normal;
+  qk.scale = std::sqrt(2.0 / unit);
+  if (p.fill == "uniform") {
+    qk.kind = v.kind = fill_kind::uniform;
+    qk.hi = std::sqrt(6.0 / unit), qk.lo = -qk.hi;  // uniform[-a,a] has variance a^2/3
+  } else if (p.fill == "large") {
+    qk.kind = fill_kind::uniform;
+    qk.hi = std::sqrt(180.0 / unit), qk.lo = -qk.hi;
+  }
+  fill_tensor(in[0], qk, seed, 0);
+  fill_tensor(in[1], qk, seed, 1);
+  fill_tensor(in[2], v, seed, 2);
+  fill_traits t;
+  // NaNs in Q only: a NaN query row must come out NaN (K or V NaNs behind a mask are
+  // kernel-dependent: skipped blocks never read them).
+  if (p.fill == "special") sprinkle(in[0], std::numeric_limits<double>::quiet_NaN(), 0.01, seed, 100), t.has_specials = true;
+  std::size_t next = 3;
+  if (s.bias) {
+    fill_params bp;
+    fill_tensor(in[next], bp, seed, next);
+    // -inf entries mask keys; not with NaN queries, where where()-masking and additive
+    // masking legitimately differ on a row that the bias masks entirely.
+    if (p.fill != "special") sprinkle(in[next], -std::numeric_limits<double>::infinity(), 0.125, seed, 101);
+    ++next;
+  }
+  if (s.key_lengths) fill_key_lengths(in[next], s.lk, seed, next);
+  return t;
+}
+
+std::vector<std::string> attention_spec::suite(std::string_view tag) const {
+  std::vector<std::string> lines;
+  auto add = [&](const std::string& attrs, const std::string& dt, const std::string& fill) {
+    lines.push_back(fmt::format("attention {} dt={} fill={}", attrs, dt, fill));
+  };
+  if (tag == "smoke") {
+    add("b=1 h=2 lq=5 lk=7 d=8", "f32", "normal");
+    add("b=2 h=4 hkv=2 lq=9 lk=5 d=16 causal=bottom_right mask=bias key_lengths=1", "bf16:f32:bf16 mid=bf16",
+        "large");
+    return lines;
+  }
+  if (tag != "regression") return lines;
+  const std::vector<std::string> contracts = {"f32",         "tf32", "bf16:f32:bf16", "bf16:f32:bf16 mid=bf16",
+                                              "f16:f32:f16", "f16:f32:f16 mid=f16"};
+  const std::vector<std::string> fills = {"normal", "uniform", "large", "special"};
+  const std::vector<std::string> shapes = {
+      "b=1 h=1 lq=1 lk=1 d=1",
+      "b=1 h=1 lq=1 lk=13 d=1",
+      "b=2 h=3 lq=7 lk=7 d=64",
+      "b=1 h=2 lq=31 lk=31 d=80",
+      "b=1 h=2 lq=17 lk=33 d=128",
+      "b=1 h=1 lq=128 lk=128 d=64",
+      "b=2 h=2 lq=5 lk=37 d=16",
+      "b=2 h=2 lq=37 lk=5 d=16",
+      "b=1 h=2 lq=7 lk=19 d=32 causal=top_left",
+      "b=1 h=2 lq=19 lk=7 d=32 causal=top_left",
+      "b=1 h=2 lq=7 lk=19 d=32 causal=bottom_right",
+      "b=1 h=2 lq=19 lk=7 d=32 causal=bottom_right",
+      "b=1 h=4 hkv=2 lq=23 lk=23 d=64 causal=bottom_right",
+      "b=1 h=6 hkv=1 lq=11 lk=29 d=64",
+      "b=2 h=2 lq=13 lk=29 d=24 mask=bias",
+      "b=3 h=2 lq=13 lk=29 d=24 key_lengths=1",
+      "b=3 h=4 hkv=2 lq=21 lk=18 d=40 dv=24 causal=top_left mask=bias key_lengths=1",
+      "b=1 h=2 lq=16 lk=48 d=32 dv=80 scale=0.5",
+      // Long rows (many online-softmax rescalings) and realistic head sizes.
+      "b=1 h=2 lq=40 lk=300 d=128 causal=bottom_right",
+      "b=2 h=8 hkv=2 lq=100 lk=100 d=64 causal=top_left key_lengths=1",
+      "b=1 h=2 lq=257 lk=65 d=80 causal=bottom_right mask=bias",
+  };
+  std::size_t i = 0;
+  for (const auto& shape : shapes) {
+    add(shape, contracts[i % contracts.size()], fills[i % fills.size()]);
+    ++i;
+  }
+  // Every contract, every fill, on one ragged masked GQA problem.
+  for (const auto& dt : contracts)
+    for (const auto& fill : fills)
+      add("b=2 h=4 hkv=2 lq=19 lk=35 d=64 causal=bottom_right mask=bias key_lengths=1", dt, fill);
+  return lines;
+}
+
+OPVAL_REGISTER_OP(attention_spec);
+
+}  // namespace opval::ops::attention

@@ -1,0 +1,190 @@
+// The console reporter: one table row per case, every case that did not pass explained
+// under its row (reason, bound, worst elements) with the command that reproduces it, and a
+// closing line `N passed, N failed, N skipped` that scripts can grep.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "opval/reporter.hpp"
+#include "report/report_util.hpp"
+
+namespace opval {
+namespace {
+
+constexpr std::size_t descriptor_width = 44;
+constexpr std::string_view row_format = "{:<12} {:<44} {:<16} {:<13} {:>9} {:>9} {:>9}\n";
+
+/// The descriptor column: the op and the dt (which have their own columns) are dropped,
+/// and long descriptors are cut at a token boundary where possible so the table stays
+/// aligned; the repro command always carries the full text.
+std::string descriptor_cell(const case_result& r) {
+  std::string_view d = r.descriptor;
+  if (d.starts_with(r.op) && (d.size() == r.op.size() || d[r.op.size()] == ' '))
+    d.remove_prefix(std::min(d.size(), r.op.size() + 1));
+  std::string cell;
+  std::size_t pos = 0;
+  while (pos < d.size()) {
+    std::size_t end = d.find(' ', pos);
+    if (end == std::string_view::npos) end = d.size();
+    std::string_view token = d.substr(pos, end - pos);
+    if (!token.empty() && token != "dt=" + r.contract) cell += (cell.empty() ? "" : " ") + std::string(token);
+    pos = end + 1;
+  }
+  if (cell.empty()) cell = "(defaults)";
+  if (cell.size() <= descriptor_width) return cell;
+  std::string cut = cell.substr(0, descriptor_width - 3);
+  if (std::size_t space = cut.rfind(' '); space != std::string::npos && space > descriptor_width / 2)
+    cut.resize(space);
+  return cut + "...";
+}
+
+std::string compact(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{:.3g}", x);
+}
+
+std::string duration(double seconds) {
+  if (seconds < 1) return fmt::format("{:.1f}ms", seconds * 1e3);
+  return fmt::format("{:.2f}s", seconds);
+}
+
+/// The largest of a metric over the outputs of a case ("-" when it has none).
+template <class Get>
+std::string worst_of(const verdict& v, Get get) {
+  if (v.outputs.empty()) return "-";
+  double m = 0;
+  for (const output_verdict& o : v.outputs) m = std::max(m, get(o.m));
+  return compact(m);
+}
+
+class console_reporter final : public reporter {
+ public:
+  console_reporter(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
+
+  void on_start(const run_options& o) override {
+    policy_text_ = o.pol.to_string();
+    fmt::print(out_, "opval: backend {}, policy {}, seed {}\n", o.backend, policy_text_, o.seed);
+  }
+
+  void on_result(const case_result& r) override {
+    if (!header_printed_) print_header();
+    const verdict& v = r.v;
+    fmt::print(out_, fmt::runtime(row_format), r.op, descriptor_cell(r), r.contract,
+               detail::state_label(v.st),
+               worst_of(v, [](const metrics& m) { return m.max_ulps; }),
+               worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),
+               duration(r.times.total));
+    if (verbose_ || v.st != state::passed) explain(r);
+    out_.flush();
+  }
+
+  void on_finish(const run_summary& s) override {
+    fmt::print(out_, "\n{} case{} in {}\n", s.total(), s.total() == 1 ? "" : "s", duration(s.seconds));
+    if (s.mistrusted > 0) fmt::print(out_, "(of which {} mistrusted)\n", s.mistrusted);
+    if (s.unimplemented > 0) fmt::print(out_, "(of which {} unimplemented)\n", s.unimplemented);
+    fmt::print(out_, "{} passed, {} failed, {} skipped\n", s.passed, s.failed + s.mistrusted,
+               s.skipped + s.unimplemented);
+    out_.flush();
+  }
+
+ private:
+  void print_header() {
+    fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MAX ULPS",
+               "ERR/BOUND", "TIME");
+    header_printed_ = true;
+  }
+
+  /// Everything a user needs to act on one case: why, where, and how to rerun it.
+  void explain(const case_result& r) {
+    const verdict& v = r.v;
+    if (!v.reason.empty()) fmt::print(out_, "  {}: {}\n", detail::state_label(v.st), v.reason);
+    if (v.st == state::skipped || v.st == state::unimplemented) return;
+    if (verbose_) {
+      fmt::print(out_, "  descriptor: {}\n", r.descriptor);
+      fmt::print(out_, "  backend {} {}{}; policy {}\n", r.backend, r.backend_version,
+                 r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")", v.policy);
+      if (!r.exec.actual_contract.empty())
+        fmt::print(out_, "  actual contract: {}\n", r.exec.actual_contract);
+      const case_timings& t = r.times;
+      fmt::print(out_, "  time: fill {} execute {} reference {} bound {} compare {}\n",
+                 duration(t.fill), duration(t.execute), duration(t.reference), duration(t.bound),
+                 duration(t.compare));
+    }
+    for (const output_verdict& o : v.outputs) explain(o, v.reason);
+    fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));
+  }
+
+  /// One output; its reason is omitted when the case line above already gave it.
+  void explain(const output_verdict& o, const std::string& case_reason) {
+    const metrics& m = o.m;
+    fmt::print(out_, "  output {}: {}{}\n", o.name, detail::state_label(o.st),
+               o.reason.empty() || o.reason == case_reason ? "" : " - " + o.reason);
+    if (!o.bound.empty()) fmt::print(out_, "    bound: {}\n", o.bound);
+    fmt::print(out_,
+               "    max |err| {}  max rel {}  max ulps {}  p99 ulps {}  err/bound max {} median {}"
+               "  beyond bound {}/{}\n",
+               compact(m.max_abs_error), compact(m.max_rel_error), compact(m.max_ulps),
+               compact(m.p99_ulps), compact(m.max_error_over_bound),
+               compact(m.median_error_over_bound), m.beyond_bound, m.count);
+    if (m.nan_mismatch || m.inf_mismatch || m.neg_zero_mismatch)
+      fmt::print(out_, "    mismatches: nan {} inf {} -0 {}\n", m.nan_mismatch, m.inf_mismatch,
+                 m.neg_zero_mismatch);
+    if (verbose_) explain_distribution(m);
+    if (m.bias.biased || (verbose_ && m.bias.has_power))
+      fmt::print(out_, "    bias: {}mean sign-relative {} ulp (z {}), mean {} ulp (z {}) over {}{}\n",
+                 m.bias.biased ? "BIASED " : "", compact(m.bias.sign_relative_mean),
+                 compact(m.bias.sign_relative_z), compact(m.bias.plain_mean),
+                 compact(m.bias.plain_z), m.bias.eligible,
+                 m.bias.note.empty() ? "" : "; " + m.bias.note);
+    if (m.got_all_zero) fmt::print(out_, "    output is all zero\n");
+    else if (m.got_constant) fmt::print(out_, "    output is constant\n");
+    if (!m.worst.empty()) explain_worst(m);
+  }
+
+  void explain_distribution(const metrics& m) {
+    fmt::print(out_, "    mean |err| {}  mean rel {}  mean signed {}  p50 ulps {}  cosine {}\n",
+               compact(m.mean_abs_error), compact(m.mean_rel_error), compact(m.mean_signed_error),
+               compact(m.p50_ulps), fmt::format("{:.9f}", m.cosine_similarity));
+    if (m.ulp_histogram.empty()) return;
+    constexpr std::size_t edges = std::size(ulp_bin_edges);
+    std::string hist;
+    for (std::size_t i = 0; i < m.ulp_histogram.size(); ++i)
+      hist += i < edges ? fmt::format(" <={}:{}", compact(ulp_bin_edges[i]), m.ulp_histogram[i])
+                        : fmt::format(" >{}:{}", compact(ulp_bin_edges[edges - 1]), m.ulp_histogram[i]);
+    fmt::print(out_, "    ulp histogram:{}\n", hist);
+  }
+
+  void explain_worst(const metrics& m) {
+    fmt::print(out_, "    worst elements:\n");
+    fmt::print(out_, "      {:<16} {:>24} {:>24} {:>11} {:>11} {:>9}\n", "index", "expected", "got",
+               "|err|", "bound", "ulps");
+    for (const worst_element& w : m.worst)
+      fmt::print(out_, "      {:<16} {:>24} {:>24} {:>11} {:>11} {:>9}\n", detail::index_string(w.index),
+                 fmt::format("{:.17g}", w.expected), fmt::format("{:.9g}", w.got),
+                 compact(w.abs_error), w.bound > 0 ? compact(w.bound) : "-", compact(w.ulps));
+  }
+
+  /// The policy as the user gave it (the verdict's text may carry a fallback note).
+  std::string policy_for_repro(const verdict& v) const {
+    if (!policy_text_.empty()) return policy_text_;
+    return v.policy.substr(0, v.policy.find(' '));
+  }
+
+  std::ostream& out_;
+  bool verbose_;
+  bool header_printed_ = false;
+  std::string policy_text_;
+};
+
+}  // namespace
+
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose) {
+  return std::make_unique<console_reporter>(out, verbose);
+}
+
+}  // namespace opval

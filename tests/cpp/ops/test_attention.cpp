@@ -1,0 +1,392 @@
+// attention: hand-computed values, masking semantics (causal alignments, bias, key lengths,
+// fully masked rows), equality with an independent matmul -> softmax -> matmul, metamorphic
+// key permutation, the bound against sim, and planted bugs vs. legitimate FlashAttention-style
+// kernels through the runner.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "opval/error.hpp"
+#include "ops/attention/attention_spec.hpp"
+#include "ops/softmax_testing.hpp"
+
+namespace opval {
+namespace {
+
+using ops::attention::attention_shape;
+using ops::attention::causal_kind;
+using testing::direct_case;
+using testing::function_backend;
+using testing::run_direct;
+using testing::run_with;
+using testing::worst_ratio;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// The inputs of p, filled from seed.
+std::vector<tensor> filled(const problem& p, std::uint64_t seed) {
+  std::vector<tensor> in = testing::allocate(p.spec().inputs(p), false);
+  p.spec().fill(p, seed, in);
+  return in;
+}
+
+TEST(attention, hand_computed) {
+  problem p = parse_problem("attention b=1 h=1 lq=1 lk=2 d=1 scale=1 dt=f32");
+  std::vector<tensor> in = filled(p, 1);
+  in[0].assign(std::vector<double>{1.0});
+  in[1].assign(std::vector<double>{0.0, 1.0});
+  in[2].assign(std::vector<double>{2.0, 4.0});
+  direct_case c = run_direct(p, 1, in);
+  const double e = std::exp(1.0);
+  EXPECT_NEAR(c.ref[0].data_as<double>()[0], (2.0 + 4.0 * e) / (1.0 + e), 1e-15);
+  EXPECT_NEAR(c.out[0].to_vector()[0], (2.0 + 4.0 * e) / (1.0 + e), 1e-6);
+}
+
+// The visible keys of every query row, from an output computed with V = identity columns:
+// with V[j] = e_j, O[i][j] = P[i][j], so O[i][j] > 0 exactly when key j is visible.
+std::vector<std::vector<bool>> visible_keys(const std::string& attrs) {
+  const attention_shape s = attention_shape::of(parse_problem("attention " + attrs));
+  problem p = parse_problem("attention b=1 h=1 d=1 dv=" + std::to_string(s.lk) + " " + attrs + " dt=f32");
+  std::vector<tensor> in = filled(p, 1);
+  std::vector<double> v(s.lk * s.lk, 0.0);
+  for (std::int64_t j = 0; j < s.lk; ++j) v[j * s.lk + j] = 1.0;
+  in[2].assign(v);
+  direct_case c = run_direct(p, 1, in);
+  std::vector<std::vector<bool>> vis(s.lq, std::vector<bool>(s.lk));
+  std::vector<double> sim = c.out[0].to_vector();
+  for (std::int64_t i = 0; i < s.lq; ++i)
+    for (std::int64_t j = 0; j < s.lk; ++j) {
+      vis[i][j] = c.ref[0].data_as<double>()[i * s.lk + j] > 0;
+      EXPECT_EQ(vis[i][j], sim[i * s.lk + j] > 0) << attrs << " i=" << i << " j=" << j;
+    }
+  return vis;
+}
+
+TEST(attention, causal_alignments) {
+  // top_left: j <= i; bottom_right: j <= i + lk - lq.
+  for (const char* lens : {"lq=3 lk=5", "lq=5 lk=3", "lq=4 lk=4"}) {
+    problem p = parse_problem(std::string("attention ") + lens);
+    const attention_shape s = attention_shape::of(p);
+    auto tl = visible_keys(std::string(lens) + " causal=top_left");
+    auto br = visible_keys(std::string(lens) + " causal=bottom_right");
+    for (std::int64_t i = 0; i < s.lq; ++i)
+      for (std::int64_t j = 0; j < s.lk; ++j) {
+        EXPECT_EQ(tl[i][j], j <= i) << lens << " i=" << i << " j=" << j;
+        EXPECT_EQ(br[i][j], j <= i + s.lk - s.lq) << lens << " i=" << i << " j=" << j;
+      }
+  }
+}
+
+TEST(attention, fully_masked_rows_output_exactly_zero) {
+  // bottom_right with lq > lk: the first lq - lk rows see no key.
+  direct_case c = run_direct(parse_problem("attention b=1 h=2 lq=6 lk=2 d=8 causal=bottom_right dt=bf16:f32:bf16"), 3);
+  std::vector<double> sim = c.out[0].to_vector();
+  for (std::int64_t hd = 0; hd < 2; ++hd)
+    for (std::int64_t i = 0; i < 6; ++i)
+      for (std::int64_t e = 0; e < 8; ++e) {
+        const std::int64_t at = (hd * 6 + i) * 8 + e;
+        if (i < 4) {
+          EXPECT_EQ(c.ref[0].data_as<double>()[at], 0.0);
+          EXPECT_EQ(sim[at], 0.0);
+        } else {
+          EXPECT_NE(c.ref[0].data_as<double>()[at], 0.0);
+        }
+      }
+  // key_lengths = 0 masks a whole batch; a bias of -inf everywhere masks a row.
+  problem p = parse_problem("attention b=2 h=1 lq=3 lk=4 d=2 mask=bias key_lengths=1 dt=f32");
+  std::vector<tensor> in = filled(p, 5);
+  in[4].assign(std::vector<double>{0.0, 4.0});
+  std::vector<double> bias = in[3].to_vector();
+  for (std::int64_t j = 0; j < 4; ++j) bias[4 + j] = -inf;  // row i = 1
+  for (std::int64_t j = 0; j < 4; ++j) bias[j] = j == 2 ? 0.0 : -inf;  // row 0 sees key 2 only
+  in[3].assign(bias);
+  c = run_direct(p, 5, in);
+  sim = c.out[0].to_vector();
+  const double* ref = c.ref[0].data_as<double>();
+  for (std::int64_t e = 0; e < 6; ++e) EXPECT_EQ(sim[e], 0.0);  // batch 0
+  for (std::int64_t e = 0; e < 2; ++e) EXPECT_EQ(sim[6 + 2 + e], 0.0);  // batch 1, row 1
+  // Row 0 of batch 1 is exactly V[key 2]: its probability is 1, the others' exactly 0.
+  std::vector<double> v = in[2].to_vector();
+  for (std::int64_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(ref[6 + e], v[(4 + 2) * 2 + e]);
+    EXPECT_EQ(sim[6 + e], v[(4 + 2) * 2 + e]);
+  }
+  EXPECT_LE(worst_ratio(c), 1.0);
+}
+
+TEST(attention, nan_query_makes_its_row_nan) {
+  problem p = parse_problem("attention b=1 h=1 lq=4 lk=3 d=2 causal=bottom_right dt=f32");
+  std::vector<tensor> in = filled(p, 2);
+  std::vector<double> q = in[0].to_vector();
+  q[0 * 2 + 1] = std::nan("");  // row 0: fully masked (bottom_right, lq > lk), stays 0
+  q[2 * 2 + 0] = std::nan("");  // row 2: NaN
+  in[0].assign(q);
+  direct_case c = run_direct(p, 2, in);
+  std::vector<double> sim = c.out[0].to_vector();
+  for (std::int64_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(sim[e], 0.0);
+    EXPECT_TRUE(std::isnan(sim[2 * 2 + e]));
+    EXPECT_TRUE(std::isnan(c.ref[0].data_as<double>()[2 * 2 + e]));
+    EXPECT_FALSE(std::isnan(sim[3 * 2 + e]));
+  }
+}
+
+// An independent fp64 attention: explicit S = scale Q K^T + bias with masks, row softmax,
+// O = P V; written without the op's helpers.
+std::vector<double> naive_attention(const problem& p, std::span<const tensor> in) {
+  const attention_shape s = attention_shape::of(p);
+  const auto q = in[0].to_vector(), k = in[1].to_vector(), v = in[2].to_vector();
+  std::vector<double> bias, lens;
+  std::size_t next = 3;
+  if (s.bias) bias = in[next++].to_vector();
+  if (s.key_lengths) lens = in[next].to_vector();
+  std::vector<double> o(s.b * s.h * s.lq * s.dv, 0.0);
+  for (std::int64_t b = 0; b < s.b; ++b)
+    for (std::int64_t h = 0; h < s.h; ++h) {
+      const std::int64_t g = h * s.hkv / s.h;  // kv head of query head h
+      std::vector<double> S(s.lq * s.lk);
+      for (std::int64_t i = 0; i < s.lq; ++i)
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          double dot = 0;
+          for (std::int64_t x = 0; x < s.d; ++x)
+            dot += q[((b * s.h + h) * s.lq + i) * s.d + x] * k[((b * s.hkv + g) * s.lk + j) * s.d + x];
+          bool masked = !lens.empty() && j >= static_cast<std::int64_t>(lens[b]);
+          if (s.causal == causal_kind::top_left) masked |= j > i;
+          if (s.causal == causal_kind::bottom_right) masked |= j - i > s.lk - s.lq;
+          S[i * s.lk + j] = masked ? -inf : s.scale * dot + (bias.empty() ? 0.0 : bias[i * s.lk + j]);
+        }
+      for (std::int64_t i = 0; i < s.lq; ++i) {
+        double m = -inf, sum = 0;
+        for (std::int64_t j = 0; j < s.lk; ++j) m = std::max(m, S[i * s.lk + j]);
+        if (m == -inf) continue;  // fully masked: 0
+        for (std::int64_t j = 0; j < s.lk; ++j) sum += std::exp(S[i * s.lk + j] - m);
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          const double pj = std::exp(S[i * s.lk + j] - m) / sum;
+          for (std::int64_t e = 0; e < s.dv; ++e)
+            o[((b * s.h + h) * s.lq + i) * s.dv + e] += pj * v[((b * s.hkv + g) * s.lk + j) * s.dv + e];
+        }
+      }
+    }
+  return o;
+}
+
+TEST(attention, reference_equals_matmul_softmax_matmul) {
+  for (const char* line : {"attention b=2 h=4 hkv=2 lq=9 lk=13 d=16 dv=8 causal=bottom_right mask=bias key_lengths=1",
+                           "attention b=1 h=3 hkv=1 lq=13 lk=9 d=5 causal=top_left scale=0.7",
+                           "attention b=3 h=2 lq=7 lk=7 d=3 key_lengths=1 dt=bf16:f32:bf16 fill=large"}) {
+    problem p = parse_problem(line);
+    std::vector<tensor> in = filled(p, 11);
+    direct_case c = run_direct(p, 11, in);
+    std::vector<double> o = naive_attention(p, in);
+    const double* ref = c.ref[0].data_as<double>();
+    for (std::size_t i = 0; i < o.size(); ++i) EXPECT_NEAR(ref[i], o[i], 1e-12 * (1 + std::fabs(o[i]))) << line;
+  }
+}
+
+TEST(attention, permuting_keys_and_values_together_changes_nothing) {
+  problem p = parse_problem("attention b=2 h=4 hkv=2 lq=7 lk=23 d=32 mask=bias dt=bf16:f32:bf16 mid=bf16");
+  const attention_shape s = attention_shape::of(p);
+  std::vector<tensor> in = filled(p, 4);
+  direct_case a = run_direct(p, 4, in);
+  std::vector<std::int64_t> perm(s.lk);
+  for (std::int64_t j = 0; j < s.lk; ++j) perm[j] = (j * 7 + 3) % s.lk;  // 7 is coprime to 23
+  std::vector<tensor> pin = filled(p, 4);
+  auto permute_rows = [&](const tensor& t, tensor& out, std::int64_t groups, std::int64_t width) {
+    std::vector<double> x = t.to_vector(), y(x.size());
+    for (std::int64_t g = 0; g < groups; ++g)
+      for (std::int64_t j = 0; j < s.lk; ++j)
+        for (std::int64_t e = 0; e < width; ++e) y[(g * s.lk + j) * width + e] = x[(g * s.lk + perm[j]) * width + e];
+    out.assign(y);
+  };
+  permute_rows(in[1], pin[1], s.b * s.hkv, s.d);
+  permute_rows(in[2], pin[2], s.b * s.hkv, s.dv);
+  std::vector<double> bias = in[3].to_vector(), pbias(bias.size());
+  for (std::int64_t i = 0; i < s.lq; ++i)
+    for (std::int64_t j = 0; j < s.lk; ++j) pbias[i * s.lk + j] = bias[i * s.lk + perm[j]];
+  pin[3].assign(pbias);
+  direct_case b = run_direct(p, 4, pin);
+  const double* ra = a.ref[0].data_as<double>();
+  const double* rb = b.ref[0].data_as<double>();
+  for (std::int64_t i = 0; i < a.ref[0].numel(); ++i) EXPECT_NEAR(ra[i], rb[i], 1e-13);
+  EXPECT_LE(worst_ratio(b), 1.0);  // the sim sums in another order: still within the bound
+}
+
+TEST(attention, sim_within_bound_on_every_suite_problem) {
+  double tightest = 0;
+  for (const char* tag : {"smoke", "regression"})
+    for (const auto& line : find_op("attention").suite(tag)) {
+      direct_case c = run_direct(parse_problem(line));
+      ASSERT_TRUE(c.bounds[0].meaningful) << line;
+      const double r = worst_ratio(c);
+      EXPECT_LE(r, 1.0) << line;
+      if (std::getenv("OPVAL_TEST_VERBOSE")) std::printf("%.3g  %s\n", r, line.c_str());
+      tightest = std::max(tightest, r);
+    }
+  std::printf("attention: max observed error / bound over the suites = %.3g\n", tightest);
+  EXPECT_GT(tightest, 0.1) << "the bound is loose everywhere";
+}
+
+TEST(attention, validate_names_the_attribute) {
+  const op_spec& s = find_op("attention");
+  EXPECT_THROW(s.validate(parse_problem("attention h=6 hkv=4")), error);
+  EXPECT_THROW(s.validate(parse_problem("attention dt=f16:f16:f16")), error);
+  EXPECT_THROW(s.validate(parse_problem("attention dt=bf16:f32:bf16 mid=i8")), error);
+  for (const auto& dt : s.contracts()) EXPECT_NO_THROW(s.validate(parse_problem("attention dt=" + dt))) << dt;
+}
+
+// --- end to end through the runner --------------------------------------------------------
+
+TEST(attention, every_suite_problem_passes_under_sim) {
+  auto sim = make_backend("sim");
+  for (const char* tag : {"smoke", "regression"}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto problems = suite_problems(tag, {"attention"});
+    for (const auto& lp : problems) {
+      case_result r = run_case(lp.prob, *sim, run_options{});
+      EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
+    }
+    std::printf("attention %s: %zu cases in %.2f s\n", tag, problems.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+}
+
+// A FlashAttention-style kernel in float: keys in blocks, running max, rescaled sum and output,
+// unnormalized probabilities rounded to the contract's mid type before P.V, one division at
+// the end. The options plant bugs or change the order.
+struct flash_options {
+  int block = 16;
+  bool reverse = false;       ///< visit key blocks last to first
+  std::int64_t causal_shift = 0;  ///< bug: an off-by-one causal limit
+  bool no_max = false;        ///< bug: no max subtraction
+};
+
+void flash_attention(const problem& p, std::span<const tensor> in, std::span<tensor> out, flash_options fo) {
+  const attention_shape s = attention_shape::of(p);
+  const contract& c = p.dt;
+  auto load = [&](const tensor& t) {
+    std::vector<double> x = t.to_vector();
+    if (c.rounds_inputs())
+      for (auto& v : x) v = round_to(c.math, v, c.in_round);
+    return x;
+  };
+  const auto q = load(in[0]), k = load(in[1]), v = load(in[2]);
+  std::vector<double> bias, lens;
+  std::size_t next = 3;
+  if (s.bias) bias = in[next++].to_vector();
+  if (s.key_lengths) lens = in[next].to_vector();
+  const float fscale = static_cast<float>(s.scale);
+  std::vector<double> o(s.b * s.h * s.lq * s.dv);
+  for (std::int64_t row = 0; row < s.b * s.h * s.lq; ++row) {
+    const std::int64_t i = row % s.lq, h = (row / s.lq) % s.h, b = row / (s.lq * s.h);
+    const std::int64_t g = h / (s.h / s.hkv);
+    const std::int64_t limit = (s.causal == causal_kind::top_left      ? i
+                                : s.causal == causal_kind::bottom_right ? i + s.lk - s.lq
+                                                                         : s.lk) + fo.causal_shift;
+    const std::int64_t len = lens.empty() ? s.lk : static_cast<std::int64_t>(lens[b]);
+    float m = -std::numeric_limits<float>::infinity(), l = 0;
+    bool has_nan = false;
+    std::vector<float> acc(s.dv, 0.0f), sc(fo.block);
+    const std::int64_t blocks = (s.lk + fo.block - 1) / fo.block;
+    for (std::int64_t bi = 0; bi < blocks; ++bi) {
+      const std::int64_t j0 = (fo.reverse ? blocks - 1 - bi : bi) * fo.block;
+      float mb = -std::numeric_limits<float>::infinity();
+      for (std::int64_t jj = 0; jj < fo.block && j0 + jj < s.lk; ++jj) {
+        const std::int64_t j = j0 + jj;
+        float dot = 0;
+        for (std::int64_t x = 0; x < s.d; ++x)
+          dot = std::fma(static_cast<float>(q[row * s.d + x]), static_cast<float>(k[((b * s.hkv + g) * s.lk + j) * s.d + x]), dot);
+        const bool visible = j < len && j <= limit;
+        sc[jj] = visible ? dot * fscale + (bias.empty() ? 0.0f : static_cast<float>(bias[i * s.lk + j]))
+                         : -std::numeric_limits<float>::infinity();
+        has_nan |= std::isnan(sc[jj]);
+        mb = std::max(mb, sc[jj]);
+      }
+      const float mn = fo.no_max ? 0.0f : std::max(m, mb);
+      if (mn == -std::numeric_limits<float>::infinity()) continue;
+      const float alpha = fo.no_max ? 1.0f : std::exp(m - mn);
+      l *= alpha;
+      for (auto& a : acc) a *= alpha;
+      for (std::int64_t jj = 0; jj < fo.block && j0 + jj < s.lk; ++jj) {
+        const std::int64_t j = j0 + jj;
+        const float pt = std::exp(sc[jj] - mn);
+        l += pt;
+        double pm = round_to(c.mid, pt, c.acc_round);
+        if (c.rounds_inputs()) pm = round_to(c.math, pm, c.in_round);
+        for (std::int64_t e = 0; e < s.dv; ++e)
+          acc[e] = std::fma(static_cast<float>(pm), static_cast<float>(v[((b * s.hkv + g) * s.lk + j) * s.dv + e]), acc[e]);
+      }
+      if (!fo.no_max) m = mn;
+    }
+    for (std::int64_t e = 0; e < s.dv; ++e)
+      o[row * s.dv + e] = has_nan ? std::nan("") : l == 0 ? 0.0 : acc[e] / l;
+  }
+  out[0].assign(o);
+}
+
+function_backend flash(std::string name, flash_options fo) {
+  return function_backend(std::move(name), [fo](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    flash_attention(p, in, out, fo);
+  });
+}
+
+const char* const variant_problems[] = {
+    "attention b=2 h=4 hkv=2 lq=19 lk=70 d=64 causal=bottom_right mask=bias key_lengths=1 dt=bf16:f32:bf16 mid=bf16",
+    "attention b=2 h=4 hkv=2 lq=19 lk=70 d=64 causal=bottom_right mask=bias key_lengths=1 dt=bf16:f32:bf16 mid=bf16 fill=large",
+    "attention b=1 h=2 lq=64 lk=64 d=128 causal=top_left dt=f16:f32:f16 mid=f16",
+    "attention b=1 h=2 lq=33 lk=130 d=80 dt=f32 fill=uniform",
+    "attention b=1 h=2 lq=33 lk=130 d=80 dt=tf32 fill=normal",
+    "attention b=2 h=2 lq=40 lk=17 d=32 causal=bottom_right dt=bf16:f32:bf16 fill=special",
+    "attention b=1 h=1 lq=8 lk=512 d=64 dt=f32 fill=large",
+};
+
+TEST(attention, legitimate_variants_pass) {
+  for (auto [name, fo] : {std::pair{"flash_block16", flash_options{}},
+                          std::pair{"flash_block16_reversed", flash_options{16, true}},
+                          std::pair{"flash_block64", flash_options{64}}}) {
+    function_backend b = flash(name, fo);
+    for (const char* line : variant_problems) {
+      case_result r = run_with(line, b);
+      EXPECT_EQ(r.v.st, state::passed) << name << ": " << line << ": " << r.v.reason;
+    }
+  }
+}
+
+TEST(attention, flash_kernel_passes_the_whole_regression_suite) {
+  function_backend b = flash("flash_block16", flash_options{});
+  for (const auto& lp : suite_problems("regression", {"attention"})) {
+    case_result r = run_case(lp.prob, b, run_options{});
+    EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
+  }
+}
+
+TEST(attention, planted_bugs_fail) {
+  function_backend off_by_one = flash("causal_off_by_one", flash_options{16, false, 1});
+  for (const char* line : {"attention b=1 h=2 lq=17 lk=17 d=32 causal=top_left dt=f32",
+                           "attention b=1 h=2 lq=9 lk=30 d=32 causal=bottom_right dt=bf16:f32:bf16 mid=bf16"}) {
+    case_result r = run_with(line, off_by_one);
+    EXPECT_EQ(r.v.st, state::failed) << line << ": " << r.v.reason;
+  }
+  function_backend no_max = flash("no_max_subtraction", flash_options{16, false, 0, true});
+  case_result r = run_with("attention b=1 h=2 lq=16 lk=48 d=64 dt=f32 fill=large", no_max);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  function_backend zeros("all_zero", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
+    out[0].assign(std::vector<double>(out[0].numel(), 0.0));
+  });
+  r = run_with("attention b=1 h=2 lq=16 lk=48 d=64 dt=bf16:f32:bf16", zeros);
+  EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
+  // P rounded to bf16 where the contract keeps it in f32 (mid=f32), f32 everywhere else.
+  function_backend bf16_p("bf16_probabilities", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    q.dt.mid = dtype::bf16;
+    flash_attention(q, in, out, flash_options{});
+  });
+  r = run_with("attention b=1 h=2 lq=64 lk=256 d=64 dt=f32", bf16_p);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+}
+
+}  // namespace
+}  // namespace opval

@@ -1,0 +1,316 @@
+// softmax and log_softmax: hand-computed values, special-value semantics, metamorphic
+// properties, the bound against the sim backend, and the tester tested with planted bugs and
+// legitimate variant kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+
+#include "opval/error.hpp"
+#include "opval/rng.hpp"
+#include "ops/softmax/softmax_family.hpp"
+#include "ops/softmax_testing.hpp"
+
+namespace opval {
+namespace {
+
+using testing::direct_case;
+using testing::function_backend;
+using testing::run_direct;
+using testing::run_with;
+using testing::worst_ratio;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// Reference and sim of one row given explicitly (f32 contract).
+struct row_result {
+  std::vector<double> ref, sim;
+};
+row_result run_row(const std::string& op, const std::vector<double>& x) {
+  problem p = parse_problem(op + " shape=" + std::to_string(x.size()) + " dt=f32");
+  tensor in(dtype::f32, {static_cast<std::int64_t>(x.size())});
+  in.assign(x);
+  std::vector<tensor> ins{in};
+  direct_case c = run_direct(p, 1, ins);
+  return {c.ref[0].to_vector(), c.out[0].to_vector()};
+}
+
+TEST(softmax, hand_computed) {
+  const double e = std::exp(1.0);
+  row_result r = run_row("softmax", {0.0, 1.0});
+  EXPECT_NEAR(r.ref[0], 1 / (1 + e), 1e-15);
+  EXPECT_NEAR(r.ref[1], e / (1 + e), 1e-15);
+  EXPECT_NEAR(r.sim[1], e / (1 + e), 1e-7);
+  r = run_row("softmax", {3.0, 3.0, 3.0, 3.0});
+  for (double v : r.ref) EXPECT_EQ(v, 0.25);
+  for (double v : r.sim) EXPECT_EQ(v, 0.25);
+  r = run_row("log_softmax", {5.0, 5.0});
+  EXPECT_NEAR(r.ref[0], -std::log(2.0), 1e-15);
+  r = run_row("log_softmax", {0.0, 1.0, 2.0});
+  EXPECT_NEAR(r.ref[2], -std::log(1 + 1 / e + 1 / (e * e)), 1e-15);
+}
+
+TEST(softmax, axis_selects_the_normalized_dimension) {
+  // shape 2x3, axis 0: columns sum to one; axis 1: rows do.
+  for (int axis : {0, 1, -1, -2}) {
+    problem p = parse_problem("softmax shape=2x3 axis=" + std::to_string(axis) + " dt=f32");
+    direct_case c = run_direct(p, 7);
+    const double* y = c.ref[0].data_as<double>();
+    const bool over_rows = axis == 0 || axis == -2;
+    for (int k = 0; k < (over_rows ? 3 : 2); ++k) {
+      double s = 0;
+      for (int j = 0; j < (over_rows ? 2 : 3); ++j) s += over_rows ? y[j * 3 + k] : y[k * 3 + j];
+      EXPECT_NEAR(s, 1.0, 1e-14) << "axis " << axis;
+    }
+  }
+}
+
+TEST(softmax, nan_or_positive_infinity_make_the_row_nan) {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    for (double bad : {nan, inf}) {
+      row_result r = run_row(op, {1.0, bad, 2.0});
+      for (double v : r.ref) EXPECT_TRUE(std::isnan(v)) << op;
+      for (double v : r.sim) EXPECT_TRUE(std::isnan(v)) << op;
+    }
+    row_result r = run_row(op, {-inf, -inf});  // no probability mass: 0/0
+    for (double v : r.ref) EXPECT_TRUE(std::isnan(v)) << op;
+    for (double v : r.sim) EXPECT_TRUE(std::isnan(v)) << op;
+  }
+}
+
+TEST(softmax, negative_infinity_gets_exactly_zero_probability) {
+  row_result r = run_row("softmax", {0.0, -inf, 0.0});
+  EXPECT_EQ(r.ref[1], 0.0);
+  EXPECT_EQ(r.sim[1], 0.0);
+  EXPECT_EQ(r.ref[0], 0.5);
+  EXPECT_EQ(r.sim[0], 0.5);
+  r = run_row("log_softmax", {0.0, -inf, 0.0});
+  EXPECT_EQ(r.ref[1], -inf);
+  EXPECT_EQ(r.sim[1], -inf);
+}
+
+TEST(softmax, invariant_to_a_constant_added_per_row) {
+  // Multiples of 2^-8 in about [-8, 8]: adding an integer per row stays exact in f32.
+  const std::int64_t rows = 6, n = 37;
+  std::vector<double> x(rows * n), shifted(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::round(2.0 * random_normal(5, 0, i) * 256.0) / 256.0;
+    shifted[i] = x[i] + static_cast<double>(i / n) * 3.0 - 7.0;
+  }
+  for (const char* op : {"softmax", "log_softmax"}) {
+    problem p = parse_problem(std::string(op) + " shape=6x37 dt=f32:f32:bf16");
+    std::vector<tensor> a_in{tensor(dtype::f32, {rows, n})}, b_in{tensor(dtype::f32, {rows, n})};
+    a_in[0].assign(x);
+    b_in[0].assign(shifted);
+    ASSERT_EQ(b_in[0].to_vector(), shifted);
+    direct_case a = run_direct(p, 3, a_in), b = run_direct(p, 3, b_in);
+    const double* ra = a.ref[0].data_as<double>();
+    const double* rb = b.ref[0].data_as<double>();
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(ra[i], rb[i], 1e-13 * (1.0 + std::fabs(ra[i]))) << op;
+    EXPECT_LE(worst_ratio(a), 1.0) << op;
+    EXPECT_LE(worst_ratio(b), 1.0) << op;
+  }
+}
+
+TEST(softmax, large_fill_overflows_without_max_subtraction) {
+  direct_case c = run_direct(parse_problem("softmax shape=4x64 dt=f32 fill=large"), 1);
+  std::vector<double> x = c.in[0].to_vector();
+  EXPECT_GT(*std::max_element(x.begin(), x.end()), std::log(std::numeric_limits<float>::max()));
+}
+
+// All problems of both ops' suites: sim within the bound, and the bound not vacuous.
+TEST(softmax, sim_within_bound_on_every_suite_problem) {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    double tightest = 0;
+    for (const char* tag : {"smoke", "regression"}) {
+      for (const auto& line : find_op(op).suite(tag)) {
+        direct_case c = run_direct(parse_problem(line));
+        ASSERT_TRUE(c.bounds[0].meaningful) << line;
+        const double r = worst_ratio(c);
+        EXPECT_LE(r, 1.0) << line;
+        if (std::getenv("OPVAL_TEST_VERBOSE")) std::printf("%.3g  %s\n", r, line.c_str());
+        tightest = std::max(tightest, r);
+      }
+    }
+    std::printf("%s: max observed error / bound over the suites = %.3g\n", op, tightest);
+    EXPECT_GT(tightest, 0.1) << op << ": the bound is loose everywhere";
+  }
+}
+
+TEST(softmax, validate_names_the_attribute) {
+  EXPECT_THROW(find_op("softmax").validate(parse_problem("softmax shape=4x5 axis=2")), error);
+  EXPECT_THROW(find_op("softmax").validate(parse_problem("softmax shape=4x5 axis=-3")), error);
+  EXPECT_THROW(find_op("softmax").validate(parse_problem("softmax shape=4x5 dt=f32@tf32:f32:f32")), error);
+  EXPECT_THROW(find_op("log_softmax").validate(parse_problem("log_softmax shape=4x5 dt=u8xi8:i32:f32")), error);
+  for (const auto& dt : find_op("softmax").contracts())
+    EXPECT_NO_THROW(find_op("softmax").validate(parse_problem("softmax shape=3x3 dt=" + dt))) << dt;
+}
+
+// --- end to end through the runner --------------------------------------------------------
+
+TEST(softmax, every_suite_problem_passes_under_sim) {
+  auto sim = make_backend("sim");
+  for (const char* tag : {"smoke", "regression"}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto problems = suite_problems(tag, {"softmax", "log_softmax"});
+    for (const auto& lp : problems) {
+      case_result r = run_case(lp.prob, *sim, run_options{});
+      EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
+    }
+    std::printf("softmax+log_softmax %s: %zu cases in %.2f s\n", tag, problems.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+}
+
+// A float kernel over the rows of a softmax-family problem; `row` works in place.
+using row_kernel = std::function<void(std::vector<float>& row, bool log)>;
+function_backend::kernel rows_with(row_kernel row) {
+  return [row](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    const auto g = ops::softmax::geometry_of(p.get_dims("shape"), p.get_int("axis"));
+    const bool log = p.op() == "log_softmax";
+    std::vector<double> x = in[0].to_vector(), y(x.size());
+    std::vector<float> r(g.len);
+    for (std::int64_t i = 0; i < g.rows(); ++i) {
+      for (std::int64_t j = 0; j < g.len; ++j) r[j] = static_cast<float>(x[g.index(i, j)]);
+      row(r, log);
+      for (std::int64_t j = 0; j < g.len; ++j) y[g.index(i, j)] = r[j];
+    }
+    out[0].assign(y);
+  };
+}
+
+float row_max(const std::vector<float>& r) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (float v : r) m = (v > m || std::isnan(v)) && !std::isnan(m) ? v : m;
+  return m;
+}
+
+// Writes softmax or log_softmax given the max used and the computed sum.
+void finish(std::vector<float>& r, bool log, float m, float s, bool reciprocal) {
+  const float ls = std::log(s), inv = 1.0f / s;
+  for (float& v : r) {
+    const float t = v - m;
+    v = log ? t - ls : reciprocal ? std::exp(t) * inv : std::exp(t) / s;
+  }
+}
+
+// Legitimate: reversed summation, multiplication by the reciprocal.
+void reversed_sum(std::vector<float>& r, bool log) {
+  const float m = row_max(r);
+  float s = 0;
+  for (auto it = r.rbegin(); it != r.rend(); ++it) s += std::exp(*it - m);
+  finish(r, log, m, s, true);
+}
+
+// Legitimate: pairwise summation.
+float pairwise(const float* e, std::size_t n) {
+  if (n <= 2) return n == 0 ? 0.0f : n == 1 ? e[0] : e[0] + e[1];
+  return pairwise(e, n / 2) + pairwise(e + n / 2, n - n / 2);
+}
+void pairwise_sum(std::vector<float>& r, bool log) {
+  const float m = row_max(r);
+  std::vector<float> e(r.size());
+  for (std::size_t j = 0; j < r.size(); ++j) e[j] = std::exp(r[j] - m);
+  finish(r, log, m, pairwise(e.data(), e.size()), false);
+}
+
+// Legitimate: online normalizer over blocks of 16 (running max, sum rescaled by exp(m - m')).
+void online_sum(std::vector<float>& r, bool log) {
+  float m = -std::numeric_limits<float>::infinity(), s = 0;
+  for (std::size_t b = 0; b < r.size(); b += 16) {
+    std::vector<float> blk(r.begin() + b, r.begin() + std::min(r.size(), b + 16));
+    const float mb = std::max(m, row_max(blk));
+    if (std::isnan(row_max(blk))) m = row_max(blk);
+    if (std::isnan(m)) break;
+    if (mb == -std::numeric_limits<float>::infinity()) continue;
+    s *= std::exp(m - mb);
+    for (float v : blk) s += std::exp(v - mb);
+    m = mb;
+  }
+  if (std::isnan(m) || m == -std::numeric_limits<float>::infinity()) {
+    std::fill(r.begin(), r.end(), std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  finish(r, log, m, s, false);
+}
+
+// Bug: no max subtraction (exp overflows on large logits).
+void no_max_subtraction(std::vector<float>& r, bool log) { finish(r, log, 0.0f, [&] {
+  float s = 0;
+  for (float v : r) s += std::exp(v);
+  return s;
+}(), false); }
+
+TEST(softmax, legitimate_variants_pass) {
+  const std::vector<std::pair<std::string, row_kernel>> kernels = {
+      {"reversed_sum", reversed_sum}, {"pairwise_sum", pairwise_sum}, {"online_sum_16", online_sum}};
+  for (const auto& [name, k] : kernels) {
+    function_backend b(name, rows_with(k));
+    for (const char* op : {"softmax", "log_softmax"})
+      for (const char* fill : {"normal", "large", "special", "constant_rows", "uniform"})
+        for (const char* shape : {"3x1000", "7x33", "2x5x3 axis=1"}) {
+          std::string line = std::string(op) + " shape=" + shape + " dt=f32 fill=" + fill;
+          case_result r = run_with(line, b);
+          EXPECT_EQ(r.v.st, state::passed) << name << ": " << line << ": " << r.v.reason;
+          line = std::string(op) + " shape=" + shape + " dt=bf16:f32:bf16 fill=" + fill;
+          r = run_with(line, b);
+          EXPECT_EQ(r.v.st, state::passed) << name << ": " << line << ": " << r.v.reason;
+        }
+  }
+}
+
+TEST(softmax, online_kernel_passes_the_whole_regression_suite) {
+  function_backend b("online_sum_16", rows_with(online_sum));
+  for (const auto& lp : suite_problems("regression", {"softmax", "log_softmax"})) {
+    case_result r = run_case(lp.prob, b, run_options{});
+    EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
+  }
+}
+
+TEST(softmax, planted_bugs_fail) {
+  function_backend no_max("no_max_subtraction", rows_with(no_max_subtraction));
+  case_result r = run_with("softmax shape=4x64 dt=f32 fill=large", no_max);
+  EXPECT_EQ(r.v.st, state::failed) << "softmax without max subtraction: " << r.v.reason;
+  // log(sum exp x) = inf makes every output -inf: rejected as a constant output.
+  r = run_with("log_softmax shape=4x64 dt=f32 fill=large", no_max);
+  EXPECT_EQ(r.v.st, state::mistrusted) << "log_softmax without max subtraction: " << r.v.reason;
+  function_backend zeros("all_zero", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
+    std::vector<double> z(out[0].numel(), 0.0);
+    out[0].assign(z);
+  });
+  r = run_with("softmax shape=4x64 dt=f32", zeros);
+  EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
+  // log_softmax as x - (max + log s): loses u*|max| on large logits (pytorch#11752).
+  function_backend merged("merged_offset", rows_with([](std::vector<float>& v, bool log) {
+    const float m = row_max(v);
+    float s = 0;
+    for (float x : v) s += std::exp(x - m);
+    const float off = m + std::log(s);
+    for (float& x : v) x = log ? x - off : std::exp(x - m) / s;
+  }));
+  r = run_with("log_softmax shape=8x8 dt=f32 fill=large", merged);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  // Truncated output (round toward zero where rne is promised): the bias test catches it.
+  function_backend truncating("truncating", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    p.spec().simulate(p, in, out);
+    std::vector<double> y = out[0].to_vector();
+    problem pf = p;
+    pf.dt.dst = dtype::f32;
+    std::vector<tensor> exact{tensor(dtype::f32, out[0].shape())};
+    p.spec().simulate(pf, in, exact);
+    std::vector<double> e = exact[0].to_vector();
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = round_to(p.dt.dst, e[i], rounding::rz);
+    out[0].assign(y);
+  });
+  r = run_with("softmax shape=64x256 dt=f32:f32:bf16 fill=uniform", truncating);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+}
+
+}  // namespace
+}  // namespace opval

@@ -1,0 +1,263 @@
+// The opval binary as users and scripts see it: exit codes, the one-line errors naming the
+// bad token, the closing line, repro output, JSONL files, and help text that matches
+// docs/CLI.md. Op-specific cases pick an op from the registry, so they follow whatever ops
+// this build contains (and skip when it contains none).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+#include "opval/verdict.hpp"
+
+#ifndef OPVAL_CLI_PATH
+#error "tests/cpp/CMakeLists.txt must define OPVAL_CLI_PATH for test_cli"
+#endif
+
+namespace opval {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct cli_result {
+  int code = -1;
+  std::string out;
+  std::string err;
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(err);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// A scratch directory per test, removed afterwards.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / (std::string("opval_test_cli_") + info->name() + "_" +
+                                        std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// Runs opval with `args` (each one shell word) in the scratch directory.
+  cli_result opval(const std::vector<std::string>& args) const {
+    std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(OPVAL_CLI_PATH);
+    for (const std::string& a : args) cmd += " " + quote(a);
+    cmd += " 2>" + quote((dir_ / "stderr.txt").string());
+    cli_result r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+    int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_all(dir_ / "stderr.txt");
+    return r;
+  }
+
+  /// Bad input: exit 2, nothing on stdout, exactly one line on stderr naming `token`.
+  void expect_bad_input(const std::vector<std::string>& args, const std::string& token) const {
+    cli_result r = opval(args);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_TRUE(r.err.starts_with("opval: error: ")) << r.err;
+    EXPECT_NE(r.err.find(token), std::string::npos) << "'" << token << "' not named in: " << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+
+  fs::path dir_;
+};
+
+/// The op the op-specific tests use: matmul when built, else the first registered op.
+const op_spec* test_op() {
+  for (const op_spec* op : all_ops())
+    if (op->name() == "matmul") return op;
+  for (const op_spec* op : all_ops())
+    if (!op->suite("smoke").empty()) return op;
+  return nullptr;
+}
+
+#define REQUIRE_OP(op)                                             \
+  const op_spec* op = test_op();                                   \
+  if (!op) GTEST_SKIP() << "this build registers no op with a smoke suite"
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t.substr(t.rfind('\n') + 1);
+}
+
+const std::regex closing_line(R"(\d+ passed, \d+ failed, \d+ skipped)");
+
+TEST_F(CliTest, BadCommandLineIsOneLineAndExit2) {
+  expect_bad_input({}, "subcommand");
+  expect_bad_input({"frobnicate"}, "frobnicate");
+  expect_bad_input({"run", "--no-such-option"}, "--no-such-option");
+  expect_bad_input({"list", "things"}, "things");
+  expect_bad_input({"run", "--tag", "nightly"}, "nightly");
+  expect_bad_input({"run", "--op", "no_such_op"}, "no_such_op");
+  expect_bad_input({"run", "--backend", "no_such_backend"}, "no_such_backend");
+  expect_bad_input({"run", "--policy", "no_such_policy"}, "no_such_policy");
+  expect_bad_input({"run", "--policy", "fixed:rtol=abc"}, "abc");
+  expect_bad_input({"run", "--contract", "bf17"}, "bf17");
+  expect_bad_input({"run", "--problems", "no/such/file.txt"}, "no/such/file.txt");
+  expect_bad_input({"repro", "no_such_op m=1", "--seed", "1"}, "no_such_op");
+}
+
+TEST_F(CliTest, BadDescriptorNamesTheBadToken) {
+  REQUIRE_OP(op);
+  std::string name(op->name());
+  expect_bad_input({"run", "--problems", name + " no_such_attr=1"}, "no_such_attr");
+  expect_bad_input({"run", "--problems", name + " dt=bf17"}, "bf17");
+  expect_bad_input({"repro", name + " dt=bf17", "--seed", "1"}, "bf17");
+  expect_bad_input({"run", "--problems", name + " fill=no_such_fill"}, "no_such_fill");
+  for (const attr_def& d : op->schema().defs()) {
+    if (d.kind != attr_kind::integer) continue;
+    expect_bad_input({"run", "--problems", name + " " + d.name + "=abc"}, "abc");
+    // An impossible shape: validate() must reject it before anything runs.
+    if (d.min > 0) expect_bad_input({"run", "--problems", name + " " + d.name + "=0"}, d.name);
+    break;
+  }
+}
+
+TEST_F(CliTest, BadBatchFileNamesFileAndLine) {
+  REQUIRE_OP(op);
+  std::ofstream(dir_ / "bad.txt") << "# a comment\n\n" << op->suite("smoke").front() << "\n"
+                                  << op->name() << " no_such_attr=3\n";
+  expect_bad_input({"run", "--problems", "bad.txt"}, "bad.txt:4");
+}
+
+TEST_F(CliTest, ListCommands) {
+  cli_result ops = opval({"list", "ops"});
+  EXPECT_EQ(ops.code, 0) << ops.err;
+  for (const op_spec* op : all_ops()) {
+    EXPECT_NE(ops.out.find(std::string(op->name())), std::string::npos) << ops.out;
+    for (const std::string& c : op->contracts()) EXPECT_NE(ops.out.find(c), std::string::npos);
+  }
+  cli_result backends = opval({"list", "backends"});
+  EXPECT_EQ(backends.code, 0);
+  EXPECT_TRUE(std::regex_search(backends.out, std::regex(R"((^|\n)sim\s)"))) << backends.out;
+  cli_result policies = opval({"list", "policies"});
+  EXPECT_EQ(policies.code, 0);
+  for (const char* p : {"bound", "relative-to-sim", "exact", "fixed"})
+    EXPECT_NE(policies.out.find(p), std::string::npos) << policies.out;
+  for (const char* what : {"suites", "contracts"}) EXPECT_EQ(opval({"list", what}).code, 0) << what;
+  cli_result verbose = opval({"list", "ops", "-v"});
+  EXPECT_EQ(verbose.code, 0);
+  if (!all_ops().empty()) EXPECT_NE(verbose.out.find("fills:"), std::string::npos);
+}
+
+TEST_F(CliTest, PassingDescriptorExits0WithTheClosingLine) {
+  REQUIRE_OP(op);
+  cli_result r = opval({"run", "--problems", op->suite("smoke").front(), "--jsonl", "out/r.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out), "1 passed, 0 failed, 0 skipped") << r.out;
+  std::istringstream lines(read_all(dir_ / "out/r.jsonl"));
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["op"], std::string(op->name()));
+  EXPECT_EQ(j["source"], "<command line>");
+  EXPECT_EQ(j["state"], std::string(to_string(state::passed)));
+  EXPECT_FALSE(std::getline(lines, line)) << "one record per case";
+}
+
+TEST_F(CliTest, BatchFileRunsEveryLineAndRecordsItsSource) {
+  REQUIRE_OP(op);
+  std::vector<std::string> smoke = op->suite("smoke");
+  std::ofstream(dir_ / "batch.txt") << "# two cases\n" << smoke.front() << "   # trailing comment\n\n"
+                                    << smoke.back() << "\n";
+  cli_result r = opval({"run", "--problems", "batch.txt", "--jsonl", "b.jsonl", "--seed", "5"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out), "2 passed, 0 failed, 0 skipped") << r.out;
+  std::istringstream lines(read_all(dir_ / "b.jsonl"));
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(records[0]["source"].get<std::string>().ends_with("batch.txt:2"));
+  EXPECT_TRUE(records[1]["source"].get<std::string>().ends_with("batch.txt:4"));
+  EXPECT_EQ(records[1]["seed"], 5);
+}
+
+TEST_F(CliTest, ContractFilterSelectsByCanonicalContract) {
+  REQUIRE_OP(op);
+  std::string first = parse_problem(op->suite("smoke").front()).dt.types_string();
+  cli_result r = opval({"run", "--op", std::string(op->name()), "--contract", first, "--jsonl", "c.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  std::istringstream lines(read_all(dir_ / "c.jsonl"));
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n)
+    EXPECT_EQ(nlohmann::json::parse(line)["contract"], first);
+  EXPECT_GT(n, 0);
+}
+
+/// A case judged by a policy it cannot meet (bitwise equality with the unrounded fp64
+/// reference): exit 1, the failure explained with its repro command.
+TEST_F(CliTest, FailingCaseExits1AndPrintsRepro) {
+  REQUIRE_OP(op);
+  for (const std::string& d : op->suite("smoke")) {
+    cli_result r = opval({"run", "--problems", d, "--policy", "exact"});
+    if (r.code == 0) continue;  // an exactly representable result: try the next case
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_EQ(last_line(r.out), "0 passed, 1 failed, 0 skipped") << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  repro: opval repro '[^']+' --seed 1 --backend sim --policy exact\n)")))
+        << r.out;
+    return;
+  }
+  GTEST_SKIP() << "every smoke case of " << op->name() << " is exact";
+}
+
+TEST_F(CliTest, ReproPrintsWorstElements) {
+  REQUIRE_OP(op);
+  cli_result r = opval({"repro", op->suite("smoke").front(), "--seed", "3", "--worst", "2"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("worst elements:"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n\s+\[\d+(,\d+)*\]\s+\S+\s+\S+)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(repro: opval repro '[^']+' --seed 3 --backend sim)")));
+  EXPECT_TRUE(std::regex_match(last_line(r.out), closing_line));
+}
+
+TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
+  std::string docs = read_all(fs::path(OPVAL_SOURCE_DIR) / "docs/CLI.md");
+  ASSERT_FALSE(docs.empty()) << "docs/CLI.md is missing";
+  const std::regex option(R"((^|\s)(--[a-z][a-z-]*))");
+  for (const char* cmd : {"list", "run", "repro"}) {
+    cli_result r = opval({cmd, "--help"});
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(docs.find(std::string("opval ") + cmd), std::string::npos) << cmd;
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), option), end; it != end; ++it)
+      EXPECT_NE(docs.find((*it)[2].str()), std::string::npos)
+          << "opval " << cmd << " " << (*it)[2] << " is not in docs/CLI.md";
+  }
+  cli_result version = opval({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_TRUE(version.out.starts_with("opval ")) << version.out;
+}
+
+}  // namespace
+}  // namespace opval

@@ -1,0 +1,234 @@
+// The reporters' output formats, matched with regexes against synthetic results (no op or
+// backend runs): what users and scripts read must not drift silently.
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "opval/build_info.hpp"
+#include "opval/reporter.hpp"
+
+namespace opval {
+namespace {
+
+/// A bf16 matmul case whose output `c` failed at two elements.
+case_result failed_case() {
+  case_result r;
+  r.descriptor = "matmul m=64 n=48 k=33 dt=bf16:f32:bf16 fill=normal";
+  r.op = "matmul";
+  r.contract = "bf16:f32:bf16";
+  r.seed = 7;
+  r.backend = "sim";
+  r.backend_version = "0.1.0";
+  r.exec.implementation = "reference-loop";
+  r.source = "tests/problems/x.txt:3";
+  r.times.total = 0.0123;
+  r.v.st = state::failed;
+  r.v.reason = "output 'c': 2 of 3072 elements beyond the bound";
+  r.v.policy = "bound:false_alarm=1e-06";
+  output_verdict o;
+  o.name = "c";
+  o.st = state::failed;
+  o.reason = r.v.reason;
+  o.bound = "gamma_prob(n=33) + output rounding to bf16";
+  o.m.count = 3072;
+  o.m.max_ulps = 3.5;
+  o.m.max_error_over_bound = 2.25;
+  o.m.beyond_bound = 2;
+  o.m.ulp_histogram = std::vector<std::int64_t>(ulp_bins, 0);
+  o.m.ulp_histogram[2] = 3070;
+  o.m.worst.push_back({.index = {3, 17}, .expected = 1.25, .got = 1.2578125, .bound = 0.0035,
+                       .abs_error = 0.0078125, .ulps = 3.5});
+  o.m.worst.push_back({.index = {0, 4}, .expected = -2.0,
+                       .got = std::numeric_limits<double>::quiet_NaN(), .bound = 0.01,
+                       .abs_error = std::numeric_limits<double>::infinity(), .ulps = 1.0});
+  r.v.outputs.push_back(o);
+  return r;
+}
+
+case_result passed_case() {
+  case_result r = failed_case();
+  r.descriptor = "matmul m=4 n=5 k=3 dt=f32:f32:f32";
+  r.contract = "f32:f32:f32";
+  r.v.st = state::passed;
+  r.v.reason.clear();
+  r.v.outputs[0].st = state::passed;
+  r.v.outputs[0].reason.clear();
+  r.v.outputs[0].m.worst.clear();
+  r.v.outputs[0].m.max_error_over_bound = 0.125;
+  return r;
+}
+
+std::string console_output(const std::vector<case_result>& results, bool verbose = false) {
+  std::ostringstream out;
+  auto rep = make_console_reporter(out, verbose);
+  run_summary s;
+  for (const case_result& r : results) {
+    rep->on_result(r);
+    s.add(r.v.st);
+  }
+  rep->on_finish(s);
+  return out.str();
+}
+
+bool contains_match(const std::string& text, const std::string& pattern) {
+  return std::regex_search(text, std::regex(pattern));
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t.substr(t.rfind('\n') + 1);
+}
+
+TEST(RunSummary, CountsEveryState) {
+  run_summary s;
+  for (state st : {state::passed, state::passed, state::failed, state::mistrusted, state::skipped,
+                   state::unimplemented})
+    s.add(st);
+  EXPECT_EQ(s.passed, 2);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.mistrusted, 1);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.unimplemented, 1);
+  EXPECT_EQ(s.total(), 6);
+}
+
+TEST(ConsoleReporter, PassedCaseIsOneRowAndTheClosingLine) {
+  std::string out = console_output({passed_case()});
+  EXPECT_TRUE(contains_match(out, R"(OP\s+DESCRIPTOR\s+CONTRACT\s+STATE\s+MAX ULPS\s+ERR/BOUND\s+TIME)"))
+      << out;
+  EXPECT_TRUE(contains_match(out, R"(\nmatmul\s+m=4 n=5 k=3\s+f32:f32:f32\s+PASSED\s+3\.5\s+0\.125\s+12\.3ms\n)"))
+      << out;
+  EXPECT_FALSE(contains_match(out, "repro")) << "passing cases are not explained unless verbose";
+  EXPECT_EQ(last_line(out), "1 passed, 0 failed, 0 skipped");
+}
+
+TEST(ConsoleReporter, FailureIsExplainedWithWorstElementsAndRepro) {
+  std::string out = console_output({failed_case()});
+  EXPECT_TRUE(contains_match(out, R"(matmul\s+m=64 n=48 k=33 fill=normal\s+bf16:f32:bf16\s+FAILED)"))
+      << out;
+  EXPECT_TRUE(contains_match(out, R"(FAILED: output 'c': 2 of 3072 elements beyond the bound)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(bound: gamma_prob\(n=33\))")) << out;
+  // index, expected (exact), got, |err|, bound, ulps
+  EXPECT_TRUE(contains_match(out, R"(\[3,17\]\s+1\.25\s+1\.2578125\s+0\.00781\s+0\.0035\s+3\.5)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(\[0,4\]\s+-2\s+nan\s+inf\s+0\.01\s+1)")) << out;
+  EXPECT_TRUE(contains_match(
+      out, R"(repro: opval repro 'matmul m=64 n=48 k=33 dt=bf16:f32:bf16 fill=normal' --seed 7 )"
+           R"(--backend sim --policy bound:false_alarm=1e-06\n)"))
+      << out;
+  EXPECT_EQ(last_line(out), "0 passed, 1 failed, 0 skipped");
+}
+
+TEST(ConsoleReporter, RunnerReproWinsWhenSet) {
+  case_result r = failed_case();
+  r.repro = "opval repro 'matmul' --seed 7 --backend sim --policy exact";
+  EXPECT_TRUE(contains_match(console_output({r}), R"(repro: opval repro 'matmul' --seed 7 --backend sim --policy exact\n)"));
+}
+
+TEST(ConsoleReporter, MistrustedCountsAsFailedAndUnimplementedAsSkipped) {
+  case_result mistrusted = passed_case();
+  mistrusted.v.st = state::mistrusted;
+  mistrusted.v.reason = "output 'c' is all zeros";
+  case_result unimplemented = passed_case();
+  unimplemented.v.st = state::unimplemented;
+  unimplemented.v.reason = "no such kernel";
+  unimplemented.v.outputs.clear();
+  case_result skipped = unimplemented;
+  skipped.v.st = state::skipped;
+  skipped.v.reason = "f8 is not supported on this CPU";
+  std::string out =
+      console_output({passed_case(), failed_case(), mistrusted, unimplemented, skipped});
+  EXPECT_TRUE(contains_match(out, R"(MISTRUSTED: output 'c' is all zeros)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(SKIPPED: f8 is not supported on this CPU)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(UNIMPLEMENTED\s+-\s+-)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(\n\(of which 1 mistrusted\)\n)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(\n\(of which 1 unimplemented\)\n)")) << out;
+  EXPECT_EQ(last_line(out), "1 passed, 2 failed, 2 skipped");
+}
+
+TEST(ConsoleReporter, LongDescriptorsAreCutAtATokenBoundary) {
+  case_result r = passed_case();
+  r.descriptor = "matmul m=4 n=5 k=3 lda=1000 ldb=2000 ldc=3000 ta=1 tb=1 alpha=0.25 beta=0.5 "
+                 "dt=f32:f32:f32";
+  std::string out = console_output({r});
+  EXPECT_TRUE(contains_match(out, R"(\nmatmul\s+m=4 n=5 k=3 lda=1000 ldb=2000 ldc=3000\.\.\.\s+f32:f32:f32)"))
+      << out;
+}
+
+TEST(ConsoleReporter, VerboseExplainsPassingCases) {
+  std::string out = console_output({passed_case()}, true);
+  EXPECT_TRUE(contains_match(out, R"(descriptor: matmul m=4 n=5 k=3 dt=f32:f32:f32\n)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(ulp histogram: <=0:0 <=0\.5:0 <=1:3070 )")) << out;
+  EXPECT_TRUE(contains_match(out, R"(repro: opval repro 'matmul m=4 n=5 k=3 dt=f32:f32:f32' --seed 7)"))
+      << out;
+}
+
+TEST(JsonlReporter, OneRecordPerLineWithTheDocumentedFields) {
+  std::ostringstream out;
+  auto rep = make_jsonl_reporter(out);
+  rep->on_result(failed_case());
+  rep->on_result(passed_case());
+  rep->on_finish({});
+  std::istringstream lines(out.str());
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 2u);
+
+  const nlohmann::json& j = records[0];
+  EXPECT_TRUE(out.str().starts_with(R"({"schema_version":1,"descriptor":)")) << "key order is stable";
+  EXPECT_EQ(j["schema_version"], result_schema_version);
+  EXPECT_EQ(j["descriptor"], "matmul m=64 n=48 k=33 dt=bf16:f32:bf16 fill=normal");
+  EXPECT_EQ(j["op"], "matmul");
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_EQ(j["contract"], "bf16:f32:bf16");
+  EXPECT_EQ(j["backend"], "sim");
+  EXPECT_EQ(j["backend_version"], "0.1.0");
+  EXPECT_EQ(j["implementation"], "reference-loop");
+  EXPECT_EQ(j["state"], std::string(to_string(state::failed)));
+  EXPECT_EQ(j["reason"], "output 'c': 2 of 3072 elements beyond the bound");
+  EXPECT_EQ(j["policy"], "bound:false_alarm=1e-06");
+  EXPECT_EQ(j["source"], "tests/problems/x.txt:3");
+  EXPECT_EQ(j["opval"]["version"], build::version);
+  EXPECT_EQ(j["opval"]["git_sha"], build::git_sha);
+  EXPECT_DOUBLE_EQ(j["timings"]["total"].get<double>(), 0.0123);
+  EXPECT_TRUE(std::regex_match(j["repro"].get<std::string>(),
+                               std::regex(R"(opval repro '.*' --seed 7 --backend sim --policy \S+)")));
+
+  const nlohmann::json& o = j["outputs"][0];
+  EXPECT_EQ(o["name"], "c");
+  EXPECT_EQ(o["state"], std::string(to_string(state::failed)));
+  EXPECT_EQ(o["bound"], "gamma_prob(n=33) + output rounding to bf16");
+  const nlohmann::json& m = o["metrics"];
+  EXPECT_EQ(m["count"], 3072);
+  EXPECT_EQ(m["beyond_bound"], 2);
+  EXPECT_DOUBLE_EQ(m["max_ulps"].get<double>(), 3.5);
+  EXPECT_EQ(m["ulp_histogram"]["counts"].size(), static_cast<std::size_t>(ulp_bins));
+  EXPECT_EQ(m["ulp_histogram"]["edges"].size(), std::size(ulp_bin_edges));
+  EXPECT_EQ(m["ulp_histogram"]["counts"][2], 3070);
+  EXPECT_TRUE(m["bias"].contains("sign_relative_mean"));
+  ASSERT_EQ(m["worst"].size(), 2u);
+  EXPECT_EQ(m["worst"][0]["index"], nlohmann::json::array({3, 17}));
+  EXPECT_DOUBLE_EQ(m["worst"][0]["got"].get<double>(), 1.2578125);
+  // JSON has no NaN or infinity: they are strings, never silently null.
+  EXPECT_EQ(m["worst"][1]["got"], "nan");
+  EXPECT_EQ(m["worst"][1]["abs_error"], "inf");
+
+  EXPECT_EQ(records[1]["state"], std::string(to_string(state::passed)));
+  EXPECT_EQ(to_json_line(passed_case()) + "\n", out.str().substr(out.str().find('\n') + 1));
+}
+
+TEST(JsonlReporter, InvalidUtf8NeverLosesARecord) {
+  case_result r = passed_case();
+  r.v.reason = "bad byte \xff here";
+  nlohmann::json j = nlohmann::json::parse(to_json_line(r));
+  EXPECT_TRUE(j["reason"].get<std::string>().starts_with("bad byte "));
+}
+
+}  // namespace
+}  // namespace opval
