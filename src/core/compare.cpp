@@ -350,9 +350,11 @@ metrics compare_outputs(const compare_input& in) {
   const double bound0 = (n && bound) ? bound[0] : 0.0;
 
   std::vector<partial> partials(omp_get_max_threads());
+  // Threads only pay off past a few chunks; tiny outputs stay on the calling thread.
+  const bool parallel = n > 8 * chunk_size;
   const element_view view{got_f32, got_f64, ref, bound, compute, ulp.precision, ulp.min_exponent,
                           ulp.min_subnormal, ulp.is_float, got0, ref0, bound0};
-#pragma omp parallel
+#pragma omp parallel if (parallel)
   {
     partial& p = partials[omp_get_thread_num()];
     auto out = std::make_unique<chunk_out>();

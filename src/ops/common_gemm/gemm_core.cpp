@@ -1,0 +1,322 @@
+#include "ops/common_gemm/gemm_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "opval/error.hpp"
+#include "opval/fill.hpp"
+
+namespace opval::ops::common_gemm {
+namespace {
+
+// Spelled in full so the list does not depend on shorthand rules; canonicalized on use.
+constexpr const char* contract_texts[] = {
+    "f32:f32:f32",      "f32@tf32:f32:f32", "f32@bf16:f32:f32",       "f16:f32:f16",
+    "f16:f32:f32",      "f16:f16:f16",      "bf16:f32:bf16",          "bf16:f32:f32",
+    "f64:f64:f64",      "f8_e4m3:f32:bf16", "f8_e4m3:f32:f16",        "f8_e4m3:f32:f32",
+    "f8_e5m2:f32:bf16", "f8_e5m2:f32:f32",  "f8_e4m3xf8_e5m2:f32:bf16", "u8xi8:i32:f32",
+    "i8xi8:i32:f32",    "u8xi8:i32:bf16",   "u8xi8:i32:i8",           "u8xi8:i32:u8",
+    "i8xi8:i32:i8",     "u8xi8:i32:i32",    "i8xi8:i32:i32"};
+
+bool same_types(const contract& x, const contract& y) {
+  return x.src == y.src && x.wei == y.wei && x.math == y.math && x.acc == y.acc && x.dst == y.dst;
+}
+
+bool is_pow2(double x) {
+  int e = 0;
+  return x != 0 && std::isfinite(x) && std::abs(std::frexp(x, &e)) == 0.5;
+}
+
+// Rows go to threads only when there is enough work; each output's summation order is the
+// same either way, so results do not depend on the thread count.
+bool worth_threads(std::int64_t m, std::int64_t n, std::int64_t k) { return m > 1 && m * n * k > (1 << 20); }
+
+// The accumulation of the sim backend for f32 accumulation: sequential fmaf over k for each
+// output, vectorized across j (each output's order is unchanged, so the result is exact).
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void dot_f32(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
+#pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
+  for (std::int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * n;
+    std::fill(ci, ci + n, 0.0f);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const float av = a[i * k + p];
+      const float* bp = b + p * n;
+      for (std::int64_t j = 0; j < n; ++j) ci[j] = std::fmaf(av, bp[j], ci[j]);
+    }
+  }
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void dot_f64(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b, double* c) {
+#pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* ci = c + i * n;
+    std::fill(ci, ci + n, 0.0);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double av = a[i * k + p];
+      const double* bp = b + p * n;
+      for (std::int64_t j = 0; j < n; ++j) ci[j] = std::fma(av, bp[j], ci[j]);
+    }
+  }
+}
+
+// i32 accumulation of (a - zp_a)(b - zp_b), wrapping as the hardware does.
+void dot_int(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a,
+             std::span<const double> b, std::int64_t zp_a, std::int64_t zp_b, std::span<double> acc) {
+  std::vector<std::int32_t> ai(a.size()), bi(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ai[i] = static_cast<std::int32_t>(a[i]) - static_cast<std::int32_t>(zp_a);
+  for (std::size_t i = 0; i < b.size(); ++i) bi[i] = static_cast<std::int32_t>(b[i]) - static_cast<std::int32_t>(zp_b);
+#pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
+  for (std::int64_t i = 0; i < m; ++i) {
+    std::vector<std::int32_t> row(n, 0);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const std::uint32_t av = static_cast<std::uint32_t>(ai[i * k + p]);
+      const std::int32_t* bp = bi.data() + p * n;
+      for (std::int64_t j = 0; j < n; ++j)
+        row[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(row[j]) + av * static_cast<std::uint32_t>(bp[j]));
+    }
+    for (std::int64_t j = 0; j < n; ++j) acc[i * n + j] = row[j];
+  }
+}
+
+// Any other accumulation (f16 or bf16 accumulators, round-toward-zero, flush-to-zero):
+// one contract_arith fma per term, same order.
+void dot_generic(const contract_arith& ar, std::int64_t m, std::int64_t n, std::int64_t k,
+                 std::span<const double> a, std::span<const double> b, std::span<double> acc) {
+#pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* ci = acc.data() + i * n;
+    std::fill(ci, ci + n, 0.0);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double av = a[i * k + p];
+      const double* bp = b.data() + p * n;
+      for (std::int64_t j = 0; j < n; ++j) ci[j] = ar.fma(av, bp[j], ci[j]);
+    }
+  }
+}
+
+double rms(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::isfinite(x) ? x * x : 0.0;
+  return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size()));
+}
+
+// Parameters of the A/B fill of kind `kind` for storage type t.
+fill_params input_params(fill_kind kind, dtype t, int range, const contract& c, std::int64_t k) {
+  fill_params fp;
+  fp.kind = kind;
+  const auto& tr = traits(t);
+  if (!tr.is_float) {
+    fp.scale = 32;
+    if (kind == fill_kind::uniform || kind == fill_kind::large) {
+      fp.kind = fill_kind::uniform;
+      fp.lo = tr.lowest - 0.49;  // every integer of the type equally likely
+      fp.hi = tr.max + 0.49;
+    }
+    if (kind == fill_kind::positive) fp.scale = 64;
+    if (kind == fill_kind::wide) fp.wide_exponents = 12;
+  } else {
+    const double acc_max = traits(epilogue_type(c)).max;
+    if (kind == fill_kind::large) {
+      fp.kind = fill_kind::uniform;
+      const double l = std::min(1e3, std::sqrt(acc_max / double(k + 1)) / 4);
+      fp.lo = -l;
+      fp.hi = l;
+    }
+    // Keep products and their sums finite in narrow accumulators (f16: 65504).
+    if (kind == fill_kind::wide && acc_max < 1e5) fp.wide_exponents = 8;
+  }
+  fp.exact_range = range;
+  return fp;
+}
+
+// Parameters of an auxiliary (C, bias, residual) fill of magnitude `mag`.
+fill_params aux_params(fill_kind kind, double mag, int range) {
+  fill_params fp;
+  fp.exact_range = range;
+  switch (kind) {
+    case fill_kind::exact: fp.kind = fill_kind::exact; break;
+    case fill_kind::positive: fp.kind = fill_kind::positive; fp.scale = mag; break;
+    case fill_kind::uniform:
+    case fill_kind::large: fp.kind = fill_kind::uniform; fp.lo = -mag; fp.hi = mag; break;
+    default: fp.kind = fill_kind::normal; fp.scale = mag; break;
+  }
+  return fp;
+}
+
+// The largest r <= 4 for which integer inputs in [-r, r] make every epilogue step exact in
+// the epilogue type (0 when none does): all values are multiples of the smallest unit in
+// play and stay below 2^p units.
+int exact_range(const epilogue_spec& e, const contract& c, std::int64_t k) {
+  const double fmax = std::abs(e.alpha * e.scale_a * e.scale_b) * (e.per_channel ? 2 : 1);
+  const double fmin = std::abs(e.alpha * e.scale_a * e.scale_b) / (e.per_channel ? 2 : 1);
+  double unit = std::min(fmin, 1.0);
+  if (e.beta != 0) unit = std::min(unit, std::abs(e.beta));
+  const double limit = std::ldexp(1.0, traits(epilogue_type(c)).precision);
+  for (int r = 4; r >= 1; --r) {
+    const double ra = r + std::abs(double(e.zp_a)), rb = r + std::abs(double(e.zp_b));
+    const double mag = fmax * double(k) * ra * rb + std::abs(e.beta) * r + 2.0 * r;
+    bool ok = mag / unit <= limit;
+    if (e.integer_dst) {
+      const double u2 = std::min(unit / std::abs(e.scale_dst), e.zp_dst != 0 ? 1.0 : 1e300);
+      ok = ok && (mag / std::abs(e.scale_dst) + std::abs(double(e.zp_dst))) / u2 <= limit;
+    }
+    if (ok) return r;
+  }
+  return 0;
+}
+
+bool exact_allowed(const epilogue_spec& e) {
+  const bool act_ok = e.act == activation::none || e.act == activation::relu;
+  return act_ok && is_pow2(e.alpha) && (e.beta == 0 || is_pow2(e.beta)) && is_pow2(e.scale_a) &&
+         is_pow2(e.scale_b) && is_pow2(e.scale_dst);
+}
+
+}  // namespace
+
+std::vector<std::string> gemm_contracts() {
+  std::vector<std::string> out;
+  for (const char* t : contract_texts) out.push_back(parse_contract_types(t).types_string());
+  return out;
+}
+
+void check_contract(std::string_view op, const contract& c) {
+  std::string known;
+  for (const char* t : contract_texts) {
+    if (same_types(parse_contract_types(t), c)) return;
+    if (!known.empty()) known += ' ';
+    known += parse_contract_types(t).types_string();
+  }
+  throw error(std::string(op) + " does not support contract dt=" + c.types_string() + " (supported: " + known + ")");
+}
+
+dtype aux_type(const contract& c) { return is_float(c.dst) ? c.dst : dtype::f32; }
+
+std::vector<double> centered(std::vector<double> values, std::int64_t zp) {
+  if (zp != 0)
+    for (double& v : values) v -= static_cast<double>(zp);
+  return values;
+}
+
+fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
+                      std::span<const operand_role> roles, std::uint64_t seed, std::span<tensor> in) {
+  const fill_kind kind = p.fill == "default" ? (e.integer_acc ? fill_kind::uniform : fill_kind::normal)
+                                             : parse_fill_kind(p.fill);
+  const int r_exact = kind == fill_kind::exact && exact_allowed(e) ? exact_range(e, p.dt, k) : 0;
+  const int range = std::max(r_exact, 1);
+  fill_traits f;
+  f.exact = r_exact > 0;
+  f.same_sign = kind == fill_kind::positive && e.alpha * e.scale_a * e.scale_b >= 0 && e.beta >= 0 &&
+                e.zp_a == 0 && e.zp_b == 0;
+  f.has_specials = kind == fill_kind::special;
+
+  // A and B first: the magnitude of their product sets that of C, bias and residual.
+  double rms_a = 1, rms_b = 1;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i] != operand_role::a && roles[i] != operand_role::b) continue;
+    fill_tensor(in[i], input_params(kind, in[i].type(), range, p.dt, k), seed, i);
+    const double zp = double(roles[i] == operand_role::a ? e.zp_a : e.zp_b);
+    const double v = rms(centered(in[i].to_vector(), static_cast<std::int64_t>(zp)));
+    (roles[i] == operand_role::a ? rms_a : rms_b) = v > 0 ? v : 1.0;
+  }
+  double mag = std::abs(dequant_factor(e, e.scale_b)) * std::sqrt(double(std::max<std::int64_t>(k, 1))) * rms_a * rms_b;
+  if (!(mag > 0) || !std::isfinite(mag)) mag = 1.0;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    switch (roles[i]) {
+      case operand_role::a:
+      case operand_role::b: break;
+      case operand_role::c:
+        fill_tensor(in[i], aux_params(kind, mag / std::max(std::abs(e.beta), 1e-300), range), seed, i);
+        break;
+      case operand_role::bias:
+      case operand_role::residual: fill_tensor(in[i], aux_params(kind, mag, range), seed, i); break;
+      case operand_role::scale: {
+        fill_params fp;
+        fp.kind = fill_kind::uniform;
+        fp.lo = 0.5;
+        fp.hi = 1.5;
+        if (f.exact) {  // powers of two keep every product exact
+          fp.kind = fill_kind::exact;
+          fp.exact_range = 1;
+        }
+        fill_tensor(in[i], fp, seed, i);
+        std::vector<double> v = in[i].to_vector();
+        for (double& x : v) x = e.scale_b * (f.exact ? std::ldexp(1.0, static_cast<int>(x)) : x);
+        in[i].assign(v);
+        break;
+      }
+    }
+  }
+  return f;
+}
+
+void simulate_dot(const contract& c, const epilogue_spec& e, std::int64_t m, std::int64_t n,
+                  std::int64_t k, std::span<const double> a, std::span<const double> b,
+                  std::span<double> acc) {
+  if (!is_float(c.acc)) return dot_int(m, n, k, a, b, e.zp_a, e.zp_b, acc);
+  const contract_arith ar(c);
+  std::vector<double> ar_a(a.begin(), a.end()), ar_b(b.begin(), b.end());
+  if (c.rounds_inputs()) {
+    for (double& x : ar_a) x = ar.input(x);
+    for (double& x : ar_b) x = ar.input(x);
+  }
+  if (c.acc == dtype::f64) return dot_f64(m, n, k, ar_a.data(), ar_b.data(), acc.data());
+  if (c.acc == dtype::f32 && c.acc_round == rounding::rne && c.denorm == denormals::ieee) {
+    std::vector<float> fa(ar_a.begin(), ar_a.end()), fb(ar_b.begin(), ar_b.end()), fc(m * n);
+    dot_f32(m, n, k, fa.data(), fb.data(), fc.data());
+    std::copy(fc.begin(), fc.end(), acc.begin());
+    return;
+  }
+  dot_generic(ar, m, n, k, ar_a, ar_b, acc);
+}
+
+gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, double k,
+                                  double outputs, const fill_traits& f, const bound_options& o) {
+  gemm_error_model m;
+  const contract& c = p.dt;
+  const dtype epi = epilogue_type(c);
+  m.k.k_terms = k;
+  m.k.exact = f.exact;
+  m.k.ulps = c.ulps;
+  m.k.u_epi = unit_roundoff(epi, e.integer_acc ? rounding::rne : c.acc_round);
+  m.k.eta = underflow_unit(epi, c.denorm);
+  if (e.integer_acc) {
+    // Conversion, up to two scale products and the multiply, beta*C and its add, bias.
+    const double steps = 4 + (e.beta != 0 ? 2 : 0) + (e.has_bias ? 1 : 0);
+    m.k.gamma_epi = gamma_deterministic(steps, m.k.u_epi);
+    m.g.formula = "exact i32 accumulation";
+    return m;
+  }
+  m.g = accumulation_constant(k + extra_steps(e), outputs, c, f, o);
+  m.k.gamma = m.g.gamma;
+  const double rho_a = input_rounding_error(c, c.src), rho_b = input_rounding_error(c, c.wei);
+  m.k.rho_prod = (1 + rho_a) * (1 + rho_b) - 1;
+  return m;
+}
+
+namespace {
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+// Scales and zero points that put an integer or fp8 contract's outputs in a useful range.
+std::string suite_quant_attrs(const contract& c, std::int64_t k) {
+  if (is_float(c.src) && traits(c.src).size_bytes == 1) return " scale_a=0.5 scale_b=0.25";
+  if (is_float(c.src)) return "";
+  std::string s = " scale_a=0.01 scale_b=0.02";
+  if (c.src == dtype::u8) s += " zp_a=128";
+  // |y| ~ 0.0002 * 74^2 * sqrt(k) for full-range inputs.
+  const double y = 1.1 * std::sqrt(double(k));
+  if (c.dst == dtype::i8) s += " scale_dst=" + fmt(y / 40);
+  if (c.dst == dtype::u8) s += " scale_dst=" + fmt(y / 40) + " zp_dst=128";
+  if (c.dst == dtype::i32) s += " scale_dst=" + fmt(y / 1000);
+  return s;
+}
+
+}  // namespace opval::ops::common_gemm

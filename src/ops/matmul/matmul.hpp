@@ -1,0 +1,44 @@
+#pragma once
+// matmul: batched, broadcasting, transposable GEMM with a fused epilogue.
+//
+// Attributes (schema in spec.cpp):
+//   m n k              the product is (m x k) . (k x n)
+//   batch_a batch_b    batch dims of A and B (e.g. batch_a=2x1 batch_b=3), broadcast as NumPy
+//                      does (right-aligned, 1 stretches): dst has batch dims 2x3
+//   ta tb              the stored layout is transposed (A stored k x m, B stored n x k); the
+//                      logical shapes stay [batch..., m, k] and [batch..., k, n] with strides
+//   lda ldb ldc        leading dimensions of the stored matrices (0 = tight); ldc also lays out C
+//   alpha beta bias act residual scale_a scale_b scale_b_mode zp_a zp_b scale_dst zp_dst
+//                      the epilogue of common_gemm/epilogue.hpp:
+//     dst = act(alpha*scale_a*scale_b[n]*sum_k (a-zp_a)(b-zp_b) + beta*C + bias[n]) + residual
+// Inputs in order: A, B, then C (beta != 0), bias [n], residual (dst's shape),
+// scale_b [n] (scale_b_mode=per_channel). Output: dst.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/problem.hpp"
+#include "opval/tensor.hpp"
+
+namespace opval::ops::matmul {
+
+/// The shapes of one matmul problem.
+struct matmul_shape {
+  std::int64_t m = 0, n = 0, k = 0;
+  dims batch_a, batch_b, batch;  ///< batch = broadcast(batch_a, batch_b)
+  std::int64_t batch_count = 1;
+};
+
+/// Reads and checks the shape attributes (throws opval::error naming the attribute).
+matmul_shape read_shape(const problem& p);
+
+/// The strides of a logical [batch..., rows, cols] matrix stored transposed or not with
+/// leading dimension ld (0 = tight).
+layout matrix_layout(const dims& batch, std::int64_t rows, std::int64_t cols, bool transposed,
+                     std::int64_t ld);
+
+/// Descriptor lines of the suite `tag` (smoke, regression).
+std::vector<std::string> matmul_suite(std::string_view tag);
+
+}  // namespace opval::ops::matmul
