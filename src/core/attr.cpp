@@ -4,6 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "opval/error.hpp"
 
 namespace opval {
@@ -48,17 +51,17 @@ attr_def int_attr(std::string name, std::int64_t def, std::string doc, double mi
   return {std::move(name), attr_kind::integer, def, std::move(doc), {}, min, max};
 }
 attr_def real_attr(std::string name, double def, std::string doc) {
-  return {std::move(name), attr_kind::real, def, std::move(doc)};
+  return {std::move(name), attr_kind::real, def, std::move(doc), {}};
 }
 attr_def bool_attr(std::string name, bool def, std::string doc) {
-  return {std::move(name), attr_kind::boolean, def, std::move(doc)};
+  return {std::move(name), attr_kind::boolean, def, std::move(doc), {}};
 }
 attr_def choice_attr(std::string name, std::string def, std::vector<std::string> choices,
                      std::string doc) {
   return {std::move(name), attr_kind::choice, std::move(def), std::move(doc), std::move(choices)};
 }
 attr_def dims_attr(std::string name, opval::dims def, std::string doc) {
-  return {std::move(name), attr_kind::dims, std::move(def), std::move(doc)};
+  return {std::move(name), attr_kind::dims, std::move(def), std::move(doc), {}};
 }
 
 attr_value parse_attr_value(const attr_def& def, std::string_view text) {
@@ -81,9 +84,8 @@ attr_value parse_attr_value(const attr_def& def, std::string_view text) {
       for (const auto& c : def.choices)
         if (c == text) return c;
       {
-        std::string known;
-        for (const auto& c : def.choices) known += (known.empty() ? "" : "|") + c;
-        throw error(describe(def) + " expects one of " + known + ", got '" + std::string(text) + "'");
+        throw error(describe(def) + " expects one of " + fmt::format("{}", fmt::join(def.choices, "|")) +
+                    ", got '" + std::string(text) + "'");
       }
     case attr_kind::dims: {
       opval::dims d;
@@ -117,11 +119,7 @@ std::string format_attr_value(const attr_value& v) {
     }
     std::string operator()(bool b) const { return b ? "1" : "0"; }
     std::string operator()(const std::string& s) const { return s; }
-    std::string operator()(const opval::dims& d) const {
-      std::string s;
-      for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "x" : "") + std::to_string(d[i]);
-      return d.empty() ? "scalar" : s;
-    }
+    std::string operator()(const opval::dims& d) const { return opval::to_string(d); }
   };
   return std::visit(visitor{}, v);
 }

@@ -122,18 +122,18 @@ alignas(64) constexpr double zero_chunk[chunk_size] = {};
 struct chunk_out {
   alignas(64) double ulps[chunk_size];
   alignas(64) double key[chunk_size];  // what ranks the worst elements: error/bound, or |error|
-  alignas(64) std::int64_t ulp_bin[chunk_size];
-  alignas(64) std::int64_t over_bin[chunk_size];
+  alignas(64) std::int32_t ulp_bin[chunk_size];
+  alignas(64) std::int32_t over_bin[chunk_size];
 };
 
 // log_histogram::bin_of without branches, for the vectorized pass.
-inline std::int64_t histogram_bin(double v) {
+inline std::int32_t histogram_bin(double v) {
   const std::int64_t bits = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(v)) - 1;
   const std::int64_t exponent = ((bits >> 52) & 0x7ff) - 1023;
   const std::int64_t sub = (bits >> 49) & 7;
   const std::int64_t bin = std::clamp<std::int64_t>((exponent - log_histogram::lo_exp) * log_histogram::per_octave + sub + 1,
                                                     1, log_histogram::bins - 1);
-  return v > 0 ? bin : 0;
+  return v > 0 ? static_cast<std::int32_t>(bin) : 0;
 }
 
 // Read-only views of one comparison's data and the output type's ULP parameters.
@@ -152,21 +152,10 @@ struct element_view {
   double bound_at(std::int64_t i) const { return bound ? bound[i] : 0.0; }
 };
 
-// True when no got or reference value in [begin, end) is NaN or infinite (inf*0 is NaN).
-bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end) {
-  double probe = 0;
-  if (v.got_f32)
-#pragma omp simd reduction(+ : probe)
-    for (std::int64_t i = begin; i < end; ++i) probe += static_cast<double>(v.got_f32[i]) * 0.0 + v.ref[i] * 0.0;
-  else
-#pragma omp simd reduction(+ : probe)
-    for (std::int64_t i = begin; i < end; ++i) probe += v.got_f64[i] * 0.0 + v.ref[i] * 0.0;
-  return probe == 0.0;
-}
 
 // The common case, written so the compiler vectorizes it: every value finite. ULPs come from
 // exponent bits, so the only divisions are the relative error and error/bound.
-[[gnu::always_inline]] inline void finite_chunk_body(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
+[[gnu::always_inline]] inline bool finite_chunk_body(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
                   chunk_out& out) {
   // Widen `got` first: a per-element choice of its type would keep the main loop scalar.
   double got_buf[chunk_size];
@@ -183,12 +172,13 @@ bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end
   double sum_signed = 0, dot = 0, got_sq = 0, ref_sq = 0;
   double bias_n = 0, bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
   // Counts as doubles (exact below 2^53): mixing integer and double lanes defeats vectorization.
+  double probe = 0;
   double beyond = 0, significant = 0, neg_zero = 0, nonzero = 0, got_varies = 0, ref_varies = 0;
   const std::int64_t exponent_floor = v.min_exponent;
   const std::int64_t shift = v.is_float ? v.precision - 1 : 0;
   // Reassociating these sums is what vectorizes them; the results differ only in rounding.
 #pragma omp simd reduction(+ : sum_abs, sum_rel, sum_signed, dot, got_sq, ref_sq, bias_n, bias_sr, bias_sr2, \
-                               bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies) \
+                               bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies, probe) \
     reduction(max : max_abs, max_rel, max_ulps, max_over)
   for (std::int64_t i = begin; i < end; ++i) {
     const std::int64_t k = i - begin;
@@ -211,7 +201,9 @@ bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end
     sum_signed += e, dot += g * r, got_sq += g * g, ref_sq += r * r;
     beyond += a > b ? 1.0 : 0.0;
     significant += ar > b ? 1.0 : 0.0;
-    neg_zero += (g == 0.0 && r == 0.0 && g * r < 0.0) ? 0.0 : 0.0;  // counted on the slow path
+    const bool signs_differ = (std::bit_cast<std::int64_t>(g) ^ std::bit_cast<std::int64_t>(r)) < 0;
+    neg_zero += (g == 0.0 && r == 0.0 && signs_differ) ? 1.0 : 0.0;
+    probe += g * 0.0 + r * 0.0;  // NaN once any value is NaN or infinite
     nonzero += g != 0.0 ? 1.0 : 0.0;
     got_varies += g != v.got0 ? 1.0 : 0.0;
     ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
@@ -221,6 +213,8 @@ bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end
     bias_n += eligible ? 1.0 : 0.0;
     bias_sr += sr, bias_sr2 += sr * sr, bias_pl += s, bias_pl2 += s * s;
   }
+  // Non-finite values need the classifying path; nothing of this pass is kept.
+  if (probe != 0.0) return false;
   const std::int64_t len = end - begin;
   p.count += len, p.finite += len, p.beyond += v.bound ? beyond : 0;
   p.ref_significant += significant, p.neg_zero += neg_zero;
@@ -234,23 +228,24 @@ bool chunk_is_finite(const element_view& v, std::int64_t begin, std::int64_t end
   p.ref_constant &= ref_varies == 0;
   p.bias_n += static_cast<std::int64_t>(bias_n);
   p.bias_sr += bias_sr, p.bias_sr2 += bias_sr2, p.bias_pl += bias_pl, p.bias_pl2 += bias_pl2;
+  return true;
 }
 
 // The body compiled for AVX-512 (with the 64-bit integer lanes of DQ) and for the baseline;
 // one is chosen at run time.
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void finite_chunk_avx512(
+__attribute__((target("avx512f,avx512dq,avx512vl"))) bool finite_chunk_avx512(
     const element_view& v, std::int64_t begin, std::int64_t end, partial& p, chunk_out& out) {
-  finite_chunk_body(v, begin, end, p, out);
+  return finite_chunk_body(v, begin, end, p, out);
 }
-__attribute__((target("avx2,fma"))) void finite_chunk_avx2(
+__attribute__((target("avx2,fma"))) bool finite_chunk_avx2(
     const element_view& v, std::int64_t begin, std::int64_t end, partial& p, chunk_out& out) {
-  finite_chunk_body(v, begin, end, p, out);
+  return finite_chunk_body(v, begin, end, p, out);
 }
-void finite_chunk_baseline(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
+bool finite_chunk_baseline(const element_view& v, std::int64_t begin, std::int64_t end, partial& p,
                            chunk_out& out) {
-  finite_chunk_body(v, begin, end, p, out);
+  return finite_chunk_body(v, begin, end, p, out);
 }
-using finite_chunk_fn = void (*)(const element_view&, std::int64_t, std::int64_t, partial&, chunk_out&);
+using finite_chunk_fn = bool (*)(const element_view&, std::int64_t, std::int64_t, partial&, chunk_out&);
 finite_chunk_fn select_finite_chunk() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl"))
@@ -363,8 +358,7 @@ metrics compare_outputs(const compare_input& in) {
 #pragma omp for schedule(static)
     for (std::int64_t begin = 0; begin < n; begin += chunk_size) {
       const std::int64_t end = std::min(n, begin + chunk_size);
-      if (chunk_is_finite(view, begin, end)) {
-        finite_chunk(view, begin, end, p, *out);
+      if (finite_chunk(view, begin, end, p, *out)) {
         const std::int64_t len = end - begin;
         std::int64_t* ulp_even = p.ulp_hist.counts.data();
         std::int64_t* ulp_odd_counts = ulp_odd.counts.data();

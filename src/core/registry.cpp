@@ -4,6 +4,9 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "opval/backend.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
@@ -28,9 +31,7 @@ std::map<std::string, backend_factory>& backends() {
 
 template <class Names>
 std::string joined(const Names& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : " ") + std::string(n);
-  return s;
+  return fmt::format("{}", fmt::join(names, " "));
 }
 
 }  // namespace

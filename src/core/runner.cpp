@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "opval/error.hpp"
 #include "opval/error_model.hpp"
@@ -48,9 +49,7 @@ std::vector<tensor> allocate_f64(const std::vector<operand>& operands) {
 }
 
 std::string format_index(const dims& index) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < index.size(); ++i) s += (i ? "," : "") + std::to_string(index[i]);
-  return s + "]";
+  return fmt::format("[{}]", fmt::join(index, ","));
 }
 
 // A per-element tensor from a function of the reference value.
