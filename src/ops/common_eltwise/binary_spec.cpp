@@ -1,0 +1,145 @@
+#include "ops/common_eltwise/binary_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ops/common_eltwise/eltwise_fill.hpp"
+#include "ops/common_eltwise/suite_lines.hpp"
+#include "opval/error.hpp"
+
+namespace opval::ops::eltwise {
+namespace {
+
+bool is_compute_type(dtype t) {
+  return t == dtype::f64 || t == dtype::f32 || t == dtype::f16 || t == dtype::bf16;
+}
+
+broadcast_plan plan_of(const problem& p) { return plan_broadcast(p.get_dims("shape_a"), p.get_dims("shape_b")); }
+
+}  // namespace
+
+const attr_schema& binary_spec::schema() const {
+  static const attr_schema s{
+      dims_attr("shape_a", {64, 1000}, "logical shape of a ('scalar' for rank 0)"),
+      dims_attr("shape_b", {1000}, "logical shape of b; broadcasts against shape_a as numpy does"),
+      stride_pad_attr(), step_attr()};
+  return s;
+}
+
+std::vector<std::string> binary_spec::contracts() const {
+  return {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16", "bf16xf32:f32:f32"};
+}
+
+void binary_spec::validate(const problem& p) const {
+  check_extents(p.get_dims("shape_a"), "shape_a");
+  check_extents(p.get_dims("shape_b"), "shape_b");
+  plan_of(p);
+  const contract& c = p.dt;
+  if (!is_float(c.src) || !is_float(c.wei) || !is_float(c.dst) || !is_compute_type(c.acc) ||
+      (c.rounds_inputs() && !is_compute_type(c.math)))
+    throw error(fmt::format("{} does not support contract {} (floating-point inputs and output, acc "
+                            "one of f64 f32 f16 bf16)",
+                            name(), c.types_string()));
+}
+
+std::vector<operand> binary_spec::inputs(const problem& p) const {
+  const dims& a = p.get_dims("shape_a");
+  const dims& b = p.get_dims("shape_b");
+  return {{"a", p.dt.src, a, input_layout(p, a)}, {"b", p.dt.wei, b, input_layout(p, b)}};
+}
+
+std::vector<operand> binary_spec::outputs(const problem& p) const { return {{"y", p.dt.dst, plan_of(p).out, {}}}; }
+
+op_counts binary_spec::counts(const problem& p) const {
+  const double n = static_cast<double>(element_count(plan_of(p).out));
+  const double na = static_cast<double>(element_count(p.get_dims("shape_a")));
+  const double nb = static_cast<double>(element_count(p.get_dims("shape_b")));
+  return {n, na * traits(p.dt.src).size_bytes + nb * traits(p.dt.wei).size_bytes +
+                 n * traits(p.dt.dst).size_bytes};
+}
+
+fill_traits binary_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
+  fill_ranges r;
+  r.large_scale = large_scale(p);
+  // `wide` values below 2^(n/2 + 1) stay within the large magnitude too.
+  r.wide_exponents = std::min(r.wide_exponents, 2 * (static_cast<int>(std::floor(std::log2(r.large_scale))) - 1));
+  const fill_params f = eltwise_fill_params(p.fill, r);
+  const fill_params params[] = {f, f};
+  fill_inputs(in, params, seed);
+  return eltwise_fill_traits(p.fill, true);
+}
+
+template <class F>
+void binary_spec::for_each_pair(const problem& p, std::span<const tensor> in, F&& f) const {
+  const broadcast_plan plan = plan_of(p);
+  const std::vector<double> a = in[0].to_vector();
+  const std::vector<double> b = in[1].to_vector();
+  parallel_for(element_count(plan.out), [&](std::int64_t i) {
+    const auto [ia, ib] = plan.sources(i);
+    f(i, a[ia], b[ib]);
+  });
+}
+
+void binary_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  double* y = out[0].data_as<double>();
+  for_each_pair(p, in, [&](std::int64_t i, double a, double b) { y[i] = apply(a, b); });
+}
+
+void binary_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  const acc_steps s(p.dt);
+  tensor& y = out[0];
+  for_each_pair(p, in, [&](std::int64_t i, double a, double b) {
+    y.set_at(i, s.store(s.round(apply(s.load(a), s.load(b)))));
+  });
+}
+
+std::vector<error_bound> binary_spec::bound(const problem& p, const fill_traits&, const bound_options&,
+                                            std::span<const tensor> in, std::span<const tensor> ref) const {
+  const acc_steps s(p.dt);
+  const acc_error_model m(p.dt);
+  error_bound eb;
+  eb.compute = tensor(dtype::f64, ref[0].shape());
+  double* out = eb.compute.data_as<double>();
+  for_each_pair(p, in, [&](std::int64_t i, double a, double b) {
+    const double exact = apply(a, b), in_acc = apply(s.load(a), s.load(b));
+    out[i] = std::isfinite(exact) && std::isfinite(in_acc)
+                 ? (std::fabs(in_acc - exact) + m.rounding(in_acc)) * m.second_order()
+                 : 0.0;
+  });
+  eb.formula = fmt::format("|a_acc {0} b_acc - a {0} b| + u|a_acc {0} b_acc| + underflow, times (1+8u)(1+u_dst); {1}",
+                           symbol(), m.describe());
+  std::vector<error_bound> v;
+  v.push_back(std::move(eb));
+  return v;
+}
+
+std::vector<std::string> binary_spec::suite(std::string_view tag) const {
+  const bool smoke = tag == "smoke";
+  if (!smoke && tag != "regression") return {};
+  // Broadcasting patterns: same shape, scalar, row, column, outer product, 4-D, both sides.
+  const suite_axis shapes =
+      smoke ? suite_axis{"shape_a=13x61 shape_b=61", "shape_a=37 shape_b=37", "shape_a=5x7 shape_b=scalar",
+                         "shape_a=17x1 shape_b=1x19", "shape_a=2x3x5x7 shape_b=3x1x7 stride_pad=2 step=2"}
+            : suite_axis{"shape_a=33x65 shape_b=65",
+                         "shape_a=1 shape_b=1",
+                         "shape_a=31 shape_b=31",
+                         "shape_a=4099 shape_b=4099",
+                         "shape_a=65537 shape_b=1",
+                         "shape_a=37x53 shape_b=scalar",
+                         "shape_a=scalar shape_b=37x53",
+                         "shape_a=33x65 shape_b=33x1",
+                         "shape_a=1x65 shape_b=33x1",
+                         "shape_a=2x3x5x7 shape_b=1x3x1x7",
+                         "shape_a=4x1x6x1 shape_b=5x1x7",
+                         "shape_a=3x100003 shape_b=100003",
+                         "shape_a=61x67 shape_b=67 step=2",
+                         "shape_a=257x129 shape_b=257x1 stride_pad=5",
+                         "shape_a=7x9x13 shape_b=9x13 stride_pad=1 step=3"};
+  const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_options(smoke)};
+  const auto cs = contracts();
+  return covering_lines(name(), axes, cs);
+}
+
+}  // namespace opval::ops::eltwise

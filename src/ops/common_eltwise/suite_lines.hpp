@@ -1,0 +1,33 @@
+#pragma once
+// Suite construction shared by the elementwise ops: every value of every axis (shapes,
+// layouts, fills, contract options, op attributes) appears at least once per contract,
+// without the cartesian product's cost.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opval::ops::eltwise {
+
+/// One suite axis: descriptor fragments such as "shape=7x13 stride_pad=3"; the first is the
+/// base value ("" = the defaults).
+using suite_axis = std::vector<std::string>;
+
+/// For each contract: the line with every axis at its base, then one line per non-base value
+/// of each axis with the other axes at their base.
+std::vector<std::string> covering_lines(std::string_view op, std::span<const suite_axis> axes,
+                                        std::span<const std::string> contracts);
+
+/// Shapes and layouts for unary ops: size 1, rank 0, primes, sizes that are not multiples of
+/// 8/16/32/64, 2-D to 4-D, padded rows and stepped (sliced) innermost dimensions.
+suite_axis unary_shapes(bool smoke);
+/// The generic fills (smoke: default and special only); `exact` only for ops that compute
+/// small integers exactly.
+suite_axis generic_fills(bool smoke, bool exact_on_integers);
+/// Non-default contract options: directed rounding of the output and of acc, flush-to-zero.
+suite_axis contract_options(bool smoke);
+
+/// Appends b to a.
+void append(std::vector<std::string>& a, const std::vector<std::string>& b);
+
+}  // namespace opval::ops::eltwise

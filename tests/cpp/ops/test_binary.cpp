@@ -1,0 +1,189 @@
+// Binary elementwise ops add and mul: numpy broadcasting (scalar, row, column, outer, 4-D),
+// hand-computed values, IEEE specials, sim within bound, planted bugs (wrong broadcast
+// index, accumulation in a narrower type, truncation, zeros) and legitimate kernels.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "ops/common_eltwise/broadcast.hpp"
+#include "ops/softmax_testing.hpp"  // run_direct, worst_ratio, function_backend, run_with
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+using ops::eltwise::plan_broadcast;
+using testing::function_backend;
+using testing::run_direct;
+using testing::run_with;
+using testing::worst_ratio;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+TEST(Binary, BroadcastShapes) {
+  EXPECT_EQ(plan_broadcast({4, 1, 6, 1}, {5, 1, 7}).out, (dims{4, 5, 6, 7}));
+  EXPECT_EQ(plan_broadcast({33, 65}, {65}).out, (dims{33, 65}));
+  EXPECT_EQ(plan_broadcast({}, {3, 2}).out, (dims{3, 2}));
+  EXPECT_EQ(plan_broadcast({1, 65}, {33, 1}).out, (dims{33, 65}));
+  // Column broadcast: output element (i, j) reads a(i, j) and b(i, 0).
+  auto plan = plan_broadcast({3, 4}, {3, 1});
+  EXPECT_EQ(plan.sources(2 * 4 + 3), (std::pair<std::int64_t, std::int64_t>{11, 2}));
+  try {
+    plan_broadcast({3, 4}, {3});
+    FAIL() << "3x4 and 3 must not broadcast";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("shape_a=3x4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shape_b=3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_problem("add shape_a=3x4 shape_b=3"), error);
+  EXPECT_THROW(parse_problem("mul dt=i8:i32:i8"), error);
+}
+
+// Inputs a (2x3) and b of shape `b_shape` with explicit values.
+testing::direct_case on_values(const std::string& op, const std::vector<double>& a, const dims& b_shape,
+                               const std::vector<double>& b, const std::string& extra = "") {
+  problem p = parse_problem(op + " shape_a=2x3 shape_b=" + to_string(b_shape) + extra);
+  auto ops = p.spec().inputs(p);
+  std::vector<tensor> in{tensor(ops[0].type, ops[0].shape, ops[0].lay), tensor(ops[1].type, ops[1].shape, ops[1].lay)};
+  in[0].assign(a);
+  in[1].assign(b);
+  return run_direct(p, 1, in);
+}
+
+TEST(Binary, HandComputedBroadcasts) {
+  const std::vector<double> a{1, 2, 3, 4, 5, 6};
+  auto row = on_values("add", a, {3}, {10, 20, 30});
+  const double row_sum[] = {11, 22, 33, 14, 25, 36};
+  auto col = on_values("mul", a, {2, 1}, {10, 100}, " stride_pad=3 step=2");
+  const double col_prod[] = {10, 20, 30, 400, 500, 600};
+  auto scalar = on_values("mul", a, {}, {0.5});
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(row.ref[0].at(i), row_sum[i]);
+    EXPECT_EQ(row.out[0].at(i), row_sum[i]);
+    EXPECT_EQ(col.ref[0].at(i), col_prod[i]);
+    EXPECT_EQ(col.out[0].at(i), col_prod[i]);
+    EXPECT_EQ(scalar.out[0].at(i), 0.5 * a[i]);
+  }
+  // One rounding in acc: 1 + 2^-30 is 1 in f32, 1 + 2^-11 in f16:f16:f16 rounds to even.
+  auto tiny = on_values("add", {1, 1, 1, 1, 1, 1}, {1}, {std::ldexp(1.0, -30)});
+  EXPECT_EQ(tiny.out[0].at(0), 1.0);
+  EXPECT_EQ(tiny.ref[0].at(0), 1.0 + std::ldexp(1.0, -30));
+  auto half = on_values("add", {1, 1, 1, 1, 1, 1}, {1}, {std::ldexp(1.0, -11)}, " dt=f16:f16:f16");
+  EXPECT_EQ(half.out[0].at(0), 1.0);
+}
+
+TEST(Binary, IeeeSpecials) {
+  auto s = on_values("add", {inf, -inf, NAN, 1, -0.0, 0}, {2, 3}, {-inf, -inf, 1, NAN, -0.0, -0.0});
+  EXPECT_TRUE(std::isnan(s.out[0].at(0)));  // Inf - Inf
+  EXPECT_EQ(s.out[0].at(1), -inf);
+  EXPECT_TRUE(std::isnan(s.out[0].at(2)));
+  EXPECT_TRUE(std::isnan(s.out[0].at(3)));
+  EXPECT_TRUE(std::signbit(s.out[0].at(4)));   // -0 + -0 = -0
+  EXPECT_FALSE(std::signbit(s.out[0].at(5)));  // +0 + -0 = +0
+  auto m = on_values("mul", {0, inf, -2, 3, -0.0, 1}, {2, 3}, {inf, -1, -0.0, 2, 5, NAN});
+  EXPECT_TRUE(std::isnan(m.out[0].at(0)));  // 0 * Inf
+  EXPECT_EQ(m.out[0].at(1), -inf);
+  EXPECT_EQ(m.out[0].at(2), 0.0);
+  EXPECT_FALSE(std::signbit(m.out[0].at(2)));  // -2 * -0 = +0
+  EXPECT_TRUE(std::signbit(m.out[0].at(4)));   // -0 * 5 = -0
+  EXPECT_TRUE(std::isnan(m.ref[0].at(5)));
+}
+
+TEST(Binary, SimWithinBoundEveryContractAndPattern) {
+  const char* shapes[] = {"shape_a=33x65 shape_b=65", "shape_a=37x53 shape_b=scalar", "shape_a=33x65 shape_b=33x1",
+                          "shape_a=4x1x6x1 shape_b=5x1x7 stride_pad=3 step=2"};
+  const char* contracts[] = {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16", "bf16xf32:f32:f32", "f32:f16:f16",
+                             "f32@bf16:f32:f32"};
+  const char* fills[] = {"default", "uniform", "wide", "large", "special", "exact", "cancel"};
+  for (const char* op : {"add", "mul"})
+    for (const char* dt : contracts) {
+      double worst = 0;
+      for (const char* sh : shapes)
+        for (const char* f : fills)
+          for (const char* o : {"", " acc_round=rz", " denorm=ftz", " dst_round=rz"}) {
+            const std::string line = std::string(op) + " " + sh + " dt=" + dt + " fill=" + f + o;
+            const double r = worst_ratio(run_direct(parse_problem(line), 11));
+            EXPECT_LE(r, 1.0) << line;
+            worst = std::max(worst, r);
+          }
+      std::printf("  %s %-18s worst |sim-ref|/bound = %.3f\n", op, dt, worst);
+    }
+}
+
+// A kernel computing y[i] = f(a[ia], b[ib]) with a chosen broadcast index and rounding.
+using pair_fn = std::function<double(const problem&, double, double)>;
+function_backend pairwise(const std::string& name, pair_fn f, bool transpose_b = false) {
+  return function_backend(name, [=](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    auto plan = plan_broadcast(p.get_dims("shape_a"), p.get_dims("shape_b"));
+    if (transpose_b) std::reverse(plan.stride_b.begin(), plan.stride_b.end());
+    const auto a = in[0].to_vector(), b = in[1].to_vector();
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) {
+      auto [ia, ib] = plan.sources(i);
+      out[0].set_at(i, f(p, a[ia], b[ib % static_cast<std::int64_t>(b.size())]), p.dt.dst_round);
+    }
+  });
+}
+
+TEST(Binary, LegitimateKernelsPass) {
+  // Computing in double and rounding once to dst is more accurate than the contract.
+  auto wide = pairwise("add in double", [](const problem&, double a, double b) { return a + b; });
+  auto fl = pairwise("mul in float", [](const problem&, double a, double b) { return double(float(a) * float(b)); });
+  for (const char* dt : {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16"})
+    for (const char* sh : {"shape_a=33x65 shape_b=65", "shape_a=2x3x5x7 shape_b=1x3x1x7"}) {
+      auto r = run_with(std::string("add ") + sh + " dt=" + dt, wide);
+      EXPECT_EQ(r.v.st, state::passed) << dt << " " << sh << ": " << r.v.reason;
+      r = run_with(std::string("mul ") + sh + " dt=" + dt + " fill=large", fl);
+      EXPECT_EQ(r.v.st, state::passed) << dt << " " << sh << ": " << r.v.reason;
+    }
+}
+
+TEST(Binary, PlantedBugsFail) {
+  // b read along the wrong dimension for a column broadcast.
+  auto wrong_axis = pairwise("column as row", [](const problem&, double a, double b) { return a + b; }, true);
+  auto r = run_with("add shape_a=33x65 shape_b=33x1", wrong_axis);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+
+  // The sum rounded to bf16 inside an f32 contract.
+  auto narrow = pairwise("bf16 acc", [](const problem&, double a, double b) { return round_to(dtype::bf16, a + b); });
+  r = run_with("add shape_a=4099 shape_b=4099", narrow);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+
+  // f16 products in an f16:f32:f16 contract are fine (one rounding either way), but an f16
+  // intermediate of a*b before adding... mul has none: a product truncated to f16 is caught.
+  auto trunc = pairwise("truncating", [](const problem& p, double a, double b) {
+    return round_to(p.dt.dst, a * b, rounding::rz);
+  });
+  r = run_with("mul shape_a=20011 shape_b=1 dt=f16:f32:f16", trunc);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+
+  auto zeros = pairwise("zeros", [](const problem&, double, double) { return 0.0; });
+  r = run_with("mul shape_a=64x100 shape_b=100", zeros);
+  EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
+
+  // Ignoring b entirely (returns a): the output does not depend on b.
+  auto ignores_b = pairwise("ignores b", [](const problem&, double a, double) { return a; });
+  r = run_with("add shape_a=64x100 shape_b=100", ignores_b);
+  EXPECT_NE(r.v.st, state::passed) << r.v.reason;
+}
+
+double run_suite(const std::string& tag, const std::string& op) {
+  auto start = std::chrono::steady_clock::now();
+  auto sim = make_backend("sim");
+  for (const auto& lp : suite_problems(tag, {op})) {
+    auto r = run_case(lp.prob, *sim, run_options{}, lp.source);
+    EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(Binary, SuitesPassUnderSim) {
+  for (const char* tag : {"smoke", "regression"})
+    for (const char* op : {"add", "mul"})
+      std::printf("  %s %s: %zu cases, %.2f s\n", tag, op, suite_problems(tag, {op}).size(), run_suite(tag, op));
+}
+
+}  // namespace
+}  // namespace opval

@@ -1,0 +1,252 @@
+// cast: conversions between any two of the 11 types with scale and saturation. Hand-computed
+// overflow/saturation/NaN semantics, exhaustive f16/bf16 -> fp8 against round_to, sim within
+// bound for every pair, planted bugs (truncation, half-away ties, wrong overflow policy,
+// ignored scale, zeros) and legitimate kernels (bit-trick bf16 rounding).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "ops/softmax_testing.hpp"  // run_direct, worst_ratio, function_backend, run_with
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+using testing::function_backend;
+using testing::run_direct;
+using testing::run_with;
+using testing::worst_ratio;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+
+// sim and reference of `cast <attrs>` on explicit values (stored in the contract's src).
+testing::direct_case on_values(const std::string& attrs, const std::vector<double>& values) {
+  problem p = parse_problem("cast shape=" + std::to_string(values.size()) + " " + attrs);
+  tensor t(p.dt.src, {static_cast<std::int64_t>(values.size())});
+  t.assign(values);
+  return run_direct(p, 1, {t});
+}
+
+TEST(Cast, OverflowAndSaturation) {
+  const std::vector<double> x{1000, -1000, inf, -inf, nan_v, 1.0};
+  auto e4 = on_values("dt=f32:f32:f8_e4m3", x);
+  auto e4s = on_values("dt=f32:f32:f8_e4m3 saturate=1", x);
+  auto e5 = on_values("dt=f32:f32:f8_e5m2", x);
+  auto e5s = on_values("dt=f32:f32:f8_e5m2 saturate=1", x);
+  for (const tensor* t : {&e4.out[0], &e4.ref[0]}) {
+    EXPECT_TRUE(std::isnan(t->at(0)));  // non-saturating e4m3 has no Inf: NaN
+    EXPECT_TRUE(std::isnan(t->at(1)));
+    EXPECT_TRUE(std::isnan(t->at(2)));
+    EXPECT_TRUE(std::isnan(t->at(4)));
+  }
+  for (const tensor* t : {&e4s.out[0], &e4s.ref[0]}) {
+    EXPECT_EQ(t->at(0), 448);
+    EXPECT_EQ(t->at(1), -448);
+    EXPECT_EQ(t->at(2), 448);  // e4m3 has no Inf: saturates
+    EXPECT_EQ(t->at(3), -448);
+    EXPECT_TRUE(std::isnan(t->at(4)));
+    EXPECT_EQ(t->at(5), 1);
+  }
+  for (const tensor* t : {&e5.out[0], &e5.ref[0]}) {
+    EXPECT_EQ(t->at(0), 1000 < 57344 ? t->at(0) : inf);
+  }
+  // 1000 fits e5m2 (max 57344): 1024 after rounding; 1e5 overflows.
+  EXPECT_EQ(e5.out[0].at(0), 1024);
+  auto big = on_values("dt=f32:f32:f8_e5m2", {1e5, -1e5});
+  EXPECT_EQ(big.out[0].at(0), inf);
+  EXPECT_EQ(big.ref[0].at(1), -inf);
+  auto bigs = on_values("dt=f32:f32:f8_e5m2 saturate=1", {1e5, -1e5, inf});
+  EXPECT_EQ(bigs.out[0].at(0), 57344);
+  EXPECT_EQ(bigs.ref[0].at(1), -57344);
+  EXPECT_EQ(bigs.out[0].at(2), inf);  // Inf stays Inf where dst has one
+  EXPECT_EQ(e5s.out[0].at(0), 1024);
+}
+
+TEST(Cast, IntegersAndBool) {
+  const std::vector<double> x{nan_v, 300, -300, 2.5, 3.5, -2.5, -3.7, inf, -inf, 0.49};
+  auto i8 = on_values("dt=f32:f32:i8", x);
+  const double rne[] = {0, 127, -128, 2, 4, -2, -4, 127, -128, 0};
+  auto i8z = on_values("dt=f32:f32:i8 dst_round=rz", x);
+  const double rz[] = {0, 127, -128, 2, 3, -2, -3, 127, -128, 0};
+  auto u8 = on_values("dt=f32:f32:u8", x);
+  const double u8v[] = {0, 255, 0, 2, 4, 0, 0, 255, 0, 0};
+  auto b = on_values("dt=f32:f32:bool", x);
+  const double bv[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(i8.out[0].at(i), rne[i]) << i;
+    EXPECT_EQ(i8z.out[0].at(i), rz[i]) << i;
+    EXPECT_EQ(u8.out[0].at(i), u8v[i]) << i;
+    EXPECT_EQ(b.out[0].at(i), bv[i]) << i;
+  }
+  // The reference is clamped but not rounded: the runner judges the rounding.
+  EXPECT_EQ(i8.ref[0].at(1), 127);
+  EXPECT_EQ(i8.ref[0].at(6), static_cast<double>(-3.7f));
+  EXPECT_EQ(i8.ref[0].at(0), 0);  // NaN -> 0
+  auto zero = on_values("dt=f32:f32:bool", {0.0, -0.0});
+  EXPECT_EQ(zero.out[0].at(0), 0);
+  EXPECT_EQ(zero.out[0].at(1), 0);
+  // i64 saturates to its largest value (2^63 - 1 is not a double; the nearest below is).
+  auto i64 = on_values("dt=f64:f64:i64", {1e30});
+  EXPECT_EQ(i64.out[0].at(0), i64.ref[0].at(0));
+  auto wide = on_values("dt=i32:f64:f16", {70000, -65519, 65520});
+  EXPECT_EQ(wide.out[0].at(0), inf);
+  EXPECT_EQ(wide.out[0].at(1), -65504);
+  EXPECT_EQ(wide.out[0].at(2), inf);  // the rne overflow threshold
+}
+
+TEST(Cast, ScaleIsAppliedInAcc) {
+  auto q = on_values("dt=f32:f32:i8 scale=0.5", {3, -5, 7, 1000});
+  EXPECT_EQ(q.out[0].at(0), 2);   // 1.5 -> 2 (ties to even)
+  EXPECT_EQ(q.out[0].at(1), -2);  // -2.5 -> -2
+  EXPECT_EQ(q.out[0].at(2), 4);
+  EXPECT_EQ(q.out[0].at(3), 127);
+  EXPECT_EQ(q.ref[0].at(0), 1.5);
+  // 0.1 is not an f32: the bound charges |x||s_acc - scale| + one rounding.
+  auto s = on_values("dt=f32:f32:f32 scale=0.1", {3.0});
+  const double s_acc = static_cast<float>(0.1);
+  EXPECT_EQ(s.out[0].at(0), static_cast<double>(static_cast<float>(3.0f * static_cast<float>(s_acc))));
+  EXPECT_EQ(s.ref[0].at(0), 3.0 * 0.1);
+  EXPECT_GE(s.bounds[0].compute.at(0), 3.0 * std::fabs(s_acc - 0.1));
+  EXPECT_EQ(on_values("dt=bf16:f32:f16", {1.0}).bounds[0].compute.at(0), 0.0);
+  EXPECT_THROW(parse_problem("cast dt=f32:i32:f16"), error);
+  EXPECT_THROW(parse_problem("cast dt=f32xbf16:f32:f16"), error);
+}
+
+// Every f16 and bf16 bit pattern to both fp8 types, saturating or not, rne and rz: the sim
+// equals round_to bit for bit (NaNs as NaN).
+TEST(Cast, ExhaustiveHalfToFp8MatchesRoundTo) {
+  for (dtype src : {dtype::f16, dtype::bf16}) {
+    std::vector<double> all(65536);
+    for (std::uint64_t b = 0; b < 65536; ++b) all[b] = decode(src, b);
+    for (dtype dst : {dtype::f8_e4m3, dtype::f8_e5m2})
+      for (bool sat : {false, true})
+        for (rounding r : {rounding::rne, rounding::rz}) {
+          const std::string attrs = "dt=" + std::string(to_string(src)) + ":f32:" + std::string(to_string(dst)) +
+                                    (sat ? " saturate=1" : "") + (r == rounding::rz ? " dst_round=rz" : "");
+          auto c = on_values(attrs, all);
+          const overflow o = sat ? overflow::saturate : overflow::ieee;
+          std::int64_t mismatches = 0;
+          for (std::size_t i = 0; i < all.size(); ++i) {
+            const double want = round_to(dst, all[i], r, o);
+            const double got = c.out[0].at(i);
+            const bool same = std::isnan(want) ? std::isnan(got)
+                                               : got == want && std::signbit(got) == std::signbit(want);
+            if (!same && ++mismatches < 4) ADD_FAILURE() << attrs << " x=" << all[i] << " got " << got << " want " << want;
+          }
+          EXPECT_EQ(mismatches, 0) << attrs;
+          EXPECT_LE(worst_ratio(c), 1.0) << attrs;
+        }
+  }
+}
+
+TEST(Cast, SimWithinBoundEveryPair) {
+  const problem base = parse_problem("cast");
+  const auto contracts = base.spec().contracts();
+  EXPECT_EQ(contracts.size(), 121u);
+  const char* modes[] = {"", " saturate=1", " scale=0.3", " scale=100", " scale=100 saturate=1", " dst_round=rz",
+                         " denorm=ftz", " fill=special", " fill=wide", " fill=large", " fill=large saturate=1",
+                         " fill=ties"};
+  for (const auto& dt : contracts)
+    for (const char* m : modes) {
+      const std::string line = "cast shape=2003 dt=" + dt + m;
+      EXPECT_LE(worst_ratio(run_direct(parse_problem(line), 5)), 1.0) << line;
+    }
+}
+
+// ---- kernels under test ----------------------------------------------------------------
+
+using convert_fn = std::function<double(const problem&, double)>;
+function_backend converting(const std::string& name, convert_fn f) {
+  return function_backend(name, [f](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    const auto xs = in[0].to_vector();
+    for (std::size_t i = 0; i < xs.size(); ++i) out[0].set_at(i, f(p, xs[i]), rounding::rne, overflow::saturate);
+  });
+}
+
+// f32 -> bf16 the way frameworks do it on the bits: add 0x7fff + lsb, keep the top half.
+double bf16_bit_trick(float x) {
+  std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  if (std::isnan(x)) return x;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return std::bit_cast<float>(u & 0xffff0000u);
+}
+
+TEST(Cast, LegitimateKernelsPass) {
+  auto trick = converting("bf16 bit trick", [](const problem&, double x) { return bf16_bit_trick(float(x)); });
+  for (const char* f : {"default", "wide", "special", "ties", "uniform"}) {
+    auto r = run_with(std::string("cast shape=20011 dt=f32:f32:bf16 fill=") + f, trick);
+    EXPECT_EQ(r.v.st, state::passed) << f << ": " << r.v.reason;
+  }
+  // Quantization computed in double (more accurate than the f32 contract).
+  auto dbl = converting("fp8 quantize in double", [](const problem& p, double x) {
+    return round_to(p.dt.dst, x * p.get_real("scale"), rounding::rne,
+                    p.get_bool("saturate") ? overflow::saturate : overflow::ieee);
+  });
+  for (const char* dt : {"f32:f32:f8_e4m3", "f32:f32:f8_e5m2", "bf16:f32:f8_e4m3"})
+    for (const char* m : {" scale=3", " scale=100 saturate=1"}) {
+      auto r = run_with(std::string("cast shape=20011 dt=") + dt + m, dbl);
+      EXPECT_EQ(r.v.st, state::passed) << dt << m << ": " << r.v.reason;
+    }
+}
+
+TEST(Cast, PlantedBugsFail) {
+  // Truncation where rne was promised: each element within 1 ulp.
+  auto trunc = converting("truncating f32->bf16", [](const problem&, double x) {
+    return round_to(dtype::bf16, x, rounding::rz);
+  });
+  auto r = run_with("cast shape=20011 dt=f32:f32:bf16", trunc);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  EXPECT_LE(r.v.outputs.at(0).m.max_ulps, 1.0);
+  EXPECT_LT(r.v.outputs.at(0).m.bias.sign_relative_mean, -0.3) << r.v.outputs.at(0).m.bias.note;
+
+  // Ties rounded half away from zero (std::round) where rne was promised: every element is
+  // within the 0.5-ulp bound; only the bias test sees it.
+  auto half_away = converting("round half away", [](const problem& p, double x) {
+    const double u = ulp(p.dt.dst, x);
+    return std::copysign(std::floor(std::fabs(x) / u + 0.5) * u, x);
+  });
+  r = run_with("cast shape=20011 dt=f32:f32:bf16 fill=ties", half_away);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  EXPECT_EQ(r.v.outputs.at(0).m.beyond_bound, 0) << r.v.reason;
+  EXPECT_NE(r.v.reason.find("bias"), std::string::npos) << r.v.reason;
+
+  // Saturating where the non-saturating policy was promised: 448 where NaN is due.
+  auto sat = converting("saturating", [](const problem& p, double x) {
+    return round_to(p.dt.dst, x * p.get_real("scale"), rounding::rne, overflow::saturate);
+  });
+  r = run_with("cast shape=4099 dt=f32:f32:f8_e4m3 scale=100", sat);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  EXPECT_NE(r.v.reason.find("NaN"), std::string::npos) << r.v.reason;
+
+  // The scale ignored.
+  auto no_scale = converting("no scale", [](const problem& p, double x) { return round_to(p.dt.dst, x); });
+  r = run_with("cast shape=4099 dt=f32:f32:i8 scale=3", no_scale);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+
+  auto zeros = converting("zeros", [](const problem&, double) { return 0.0; });
+  r = run_with("cast shape=4099 dt=f32:f32:f8_e4m3", zeros);
+  EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
+}
+
+TEST(Cast, SuitesPassUnderSim) {
+  for (const char* tag : {"smoke", "regression"}) {
+    auto start = std::chrono::steady_clock::now();
+    auto sim = make_backend("sim");
+    const auto problems = suite_problems(tag, {"cast"});
+    for (const auto& lp : problems) {
+      auto r = run_case(lp.prob, *sim, run_options{}, lp.source);
+      EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
+    }
+    std::printf("  %s cast: %zu cases, %.2f s\n", tag, problems.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+}
+
+}  // namespace
+}  // namespace opval
