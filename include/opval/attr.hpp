@@ -32,6 +32,7 @@ class attr_schema {
  public:
   attr_schema() = default;
   attr_schema(std::initializer_list<attr_def> defs) : defs_(defs) {}
+  explicit attr_schema(std::vector<attr_def> defs) : defs_(std::move(defs)) {}
   const attr_def* find(std::string_view name) const;
   const std::vector<attr_def>& defs() const { return defs_; }
 

@@ -23,6 +23,7 @@ struct worst_element {
 struct bias_result {
   bool has_power = false;  ///< enough eligible elements for the test to detect 0.1 ULP
   std::int64_t eligible = 0;
+  double distinct = 0;            ///< estimated distinct reference values among the eligible
   double sign_relative_mean = 0;  ///< mean((got-ref)*sign(ref)/ulp): about -0.5 for truncation
   double sign_relative_z = 0;
   double plain_mean = 0;          ///< mean((got-ref)/ulp): about +-0.5 for directed rounding
@@ -69,6 +70,8 @@ struct compare_input {
   int worst_k = 5;
   double bias_z = 6.0;                    ///< bias test threshold on |z|
   double bias_min_ulps = 0.1;             ///< and on |mean| in ULPs
+  bool bias_test = true;                  ///< false: metrics only, never `biased`
+  std::string bias_skip_reason;           ///< why, when bias_test is false
 };
 
 /// Computes all metrics in one multithreaded pass (plus a pass for the worst k).

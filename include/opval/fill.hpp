@@ -16,9 +16,9 @@ enum class fill_kind : std::uint8_t {
   normal,      ///< N(0, scale^2)
   positive,    ///< uniform in [scale/16, scale]: same sign everywhere (sums stagnate)
   exact,       ///< small integers in [-range, range] with a given density of nonzeros
-  wide,        ///< random sign and a random binary exponent over a wide range
+  wide,        ///< random sign and a binary exponent in [-n/2, n/2), clipped to the type's range
   cancel,      ///< values in +/- pairs with tiny residues: heavy cancellation in sums
-  large,       ///< large magnitudes (near exp overflow for softmax)
+  large,       ///< uniform in [-scale, scale]; ops pick a large scale (softmax: exp overflow)
   special,     ///< normal values sprinkled with NaN, +/-Inf, -0 and subnormals
 };
 

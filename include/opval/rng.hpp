@@ -5,8 +5,8 @@
 
 namespace opval {
 
-/// 64 well-mixed bits for (seed, stream, index): SplitMix64's finalizer applied to a
-/// combination of the three counters (each passed through the finalizer first).
+/// 64 well-mixed bits for (seed, stream, index): SplitMix64's finalizer chained over the
+/// three counters, mix(mix(mix(seed) ^ stream) ^ index).
 std::uint64_t random_bits(std::uint64_t seed, std::uint64_t stream, std::uint64_t index);
 /// Uniform in [0, 1) with 53 random bits.
 double random_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t index);

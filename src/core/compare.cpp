@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -52,6 +54,34 @@ struct log_histogram {
   }
 };
 
+// Linear counting (Whang et al. 1990) of distinct values in a 2^16-bit bitmap: repeated
+// values carry one rounding error, not many, so the bias test's sample size is the number of
+// distinct eligible values, not of elements.
+struct distinct_sketch {
+  static constexpr int bits = 1 << 16;
+  // One extra word absorbs the slot of ineligible elements, so adding needs no branch.
+  static constexpr std::int32_t no_slot = bits;
+  std::vector<std::uint64_t> words = std::vector<std::uint64_t>(bits / 64 + 1, 0);
+  bool collecting = true;  // off once half the bitmap is set: the estimate is then large enough
+  static std::int32_t slot_of(double v) {
+    return static_cast<std::int32_t>((std::bit_cast<std::uint64_t>(v) * 0x9e3779b97f4a7c15ull) >> 48);
+  }
+  void add_slot(std::int32_t slot) { words[slot >> 6] |= 1ull << (slot & 63); }
+  void merge(const distinct_sketch& o) {
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] |= o.words[i];
+  }
+  std::int64_t set_bits() const {
+    std::int64_t set = 0;
+    for (int i = 0; i < bits / 64; ++i) set += std::popcount(words[i]);
+    return set;
+  }
+  double estimate() const {
+    const std::int64_t set = set_bits();
+    const double empty = static_cast<double>(bits - set) / bits;
+    return empty > 0 ? -bits * std::log(empty) : bits * std::log(static_cast<double>(bits));
+  }
+};
+
 struct candidate {
   double key = -1;
   std::int64_t linear = -1;
@@ -69,6 +99,7 @@ struct partial {
   double bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
   log_histogram ulp_hist, over_hist;
   std::vector<candidate> worst;
+  distinct_sketch distinct;  // distinct reference values among bias-eligible elements
   double admit = -1;  // a key must exceed this to enter `worst` (its minimum once full)
 
   void offer(const candidate& c, int k) {
@@ -124,6 +155,8 @@ struct chunk_out {
   alignas(64) double key[chunk_size];  // what ranks the worst elements: error/bound, or |error|
   alignas(64) std::int32_t ulp_bin[chunk_size];
   alignas(64) std::int32_t over_bin[chunk_size];
+  alignas(64) std::int32_t distinct_slot[chunk_size];  // distinct_sketch::no_slot when not bias-eligible
+  double max_key = 0;
 };
 
 // log_histogram::bin_of without branches, for the vectorized pass.
@@ -172,14 +205,14 @@ struct element_view {
   double sum_signed = 0, dot = 0, got_sq = 0, ref_sq = 0;
   double bias_n = 0, bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
   // Counts as doubles (exact below 2^53): mixing integer and double lanes defeats vectorization.
-  double probe = 0;
+  double probe = 0, max_key = 0;
   double beyond = 0, significant = 0, neg_zero = 0, nonzero = 0, got_varies = 0, ref_varies = 0;
   const std::int64_t exponent_floor = v.min_exponent;
   const std::int64_t shift = v.is_float ? v.precision - 1 : 0;
   // Reassociating these sums is what vectorizes them; the results differ only in rounding.
 #pragma omp simd reduction(+ : sum_abs, sum_rel, sum_signed, dot, got_sq, ref_sq, bias_n, bias_sr, bias_sr2, \
                                bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies, probe) \
-    reduction(max : max_abs, max_rel, max_ulps, max_over)
+    reduction(max : max_abs, max_rel, max_ulps, max_over, max_key)
   for (std::int64_t i = begin; i < end; ++i) {
     const std::int64_t k = i - begin;
     const double g = got[k], r = ref[k], b = bnd[k];
@@ -193,6 +226,7 @@ struct element_view {
     const double over = b > 0 ? a / b : (a > 0 ? inf : 0.0);
     out.ulps[k] = ulps;
     out.key[k] = v.bound ? over : a;
+    max_key = std::max(max_key, out.key[k]);
     out.ulp_bin[k] = histogram_bin(ulps);
     out.over_bin[k] = histogram_bin(over);
     sum_abs += a, max_abs = std::max(max_abs, a);
@@ -208,6 +242,7 @@ struct element_view {
     got_varies += g != v.got0 ? 1.0 : 0.0;
     ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
     const bool eligible = ar > 0 && cmp[k] < 0.25 * u;
+    out.distinct_slot[k] = eligible ? distinct_sketch::slot_of(r) : distinct_sketch::no_slot;
     const double s = eligible ? e * inv_u : 0.0;
     const double sr = r < 0 ? -s : s;
     bias_n += eligible ? 1.0 : 0.0;
@@ -215,6 +250,7 @@ struct element_view {
   }
   // Non-finite values need the classifying path; nothing of this pass is kept.
   if (probe != 0.0) return false;
+  out.max_key = max_key;
   const std::int64_t len = end - begin;
   p.count += len, p.finite += len, p.beyond += v.bound ? beyond : 0;
   p.ref_significant += significant, p.neg_zero += neg_zero;
@@ -290,6 +326,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     p.sum_signed += e;
     p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
     if (r != 0.0 && (!v.compute || v.compute[i] < 0.25 * u)) {
+      p.distinct.add_slot(distinct_sketch::slot_of(r));
       const double s = e / u;
       const double sr = std::signbit(r) ? -s : s;
       ++p.bias_n;
@@ -370,7 +407,12 @@ metrics compare_outputs(const compare_input& in) {
           for (std::int64_t k = 0; k + 1 < len; k += 2) ++over_even[out->over_bin[k]], ++over_odd_counts[out->over_bin[k + 1]];
           if (len % 2) ++over_even[out->over_bin[len - 1]];
         }
-        for (std::int64_t k = 0; k < len; ++k) {
+        if (p.distinct.collecting) {
+          for (std::int64_t k = 0; k < len; ++k) p.distinct.add_slot(out->distinct_slot[k]);
+          if ((begin / chunk_size) % 64 == 0 && 2 * p.distinct.set_bits() >= distinct_sketch::bits)
+            p.distinct.collecting = false;
+        }
+        for (std::int64_t k = 0; k < len && out->max_key > p.admit; ++k) {
           if (out->key[k] <= p.admit) continue;
           const std::int64_t i = begin + k;
           const double g = view.got(i);
@@ -398,6 +440,7 @@ metrics compare_outputs(const compare_input& in) {
     total.bias_n += p.bias_n, total.bias_sr += p.bias_sr, total.bias_sr2 += p.bias_sr2;
     total.bias_pl += p.bias_pl, total.bias_pl2 += p.bias_pl2;
     total.ulp_hist.merge(p.ulp_hist), total.over_hist.merge(p.over_hist);
+    total.distinct.merge(p.distinct);
     for (const auto& c : p.worst) total.offer(c, in.worst_k);
   }
 
@@ -434,36 +477,38 @@ metrics compare_outputs(const compare_input& in) {
   bias_result& bias = m.bias;
   bias.eligible = total.bias_n;
   const double nb = static_cast<double>(total.bias_n);
-  // Enough elements to see a 0.1-ULP offset at the z threshold with a rounding-error spread of
+  // Repeated values repeat their rounding error: the effective sample size is the number of
+  // distinct eligible reference values (a conservative cluster correction of the z-test).
+  bias.distinct = std::min(nb, total.distinct.estimate());
+  const double n_eff = std::max(bias.distinct, 1.0);
+  // Enough samples to see a 0.1-ULP offset at the z threshold with a rounding-error spread of
   // about 0.3 ULP: n >= (z * 0.3 / 0.1)^2.
   const double needed = std::pow(in.bias_z * 0.3 / in.bias_min_ulps, 2.0);
-  bias.has_power = nb >= needed;
+  bias.has_power = in.bias_test && n_eff >= needed;
   if (total.bias_n > 1) {
     auto z_of = [&](double sum, double sum_sq) {
       double mean = sum / nb;
       double var = std::max(sum_sq / nb - mean * mean, 0.0) * nb / (nb - 1.0);
-      double se = std::sqrt(var / nb);
+      double se = std::sqrt(var / n_eff);
       return std::pair{mean, se > 0 ? mean / se : (mean == 0 ? 0.0 : std::copysign(inf, mean))};
     };
     std::tie(bias.sign_relative_mean, bias.sign_relative_z) = z_of(total.bias_sr, total.bias_sr2);
     std::tie(bias.plain_mean, bias.plain_z) = z_of(total.bias_pl, total.bias_pl2);
   }
-  if (!bias.has_power) {
-    bias.note = "too few rounding-dominated elements (" + std::to_string(total.bias_n) + " < " +
-                std::to_string(static_cast<std::int64_t>(std::ceil(needed))) + ") for the bias test to have power";
+  if (!in.bias_test) {
+    bias.note = "not applied: " + in.bias_skip_reason;
+  } else if (!bias.has_power) {
+    bias.note = fmt::format("too few rounding-dominated elements ({} elements, about {:.0f} distinct values < {:.0f}) "
+                            "for the bias test to have power", total.bias_n, bias.distinct, std::ceil(needed));
   } else {
     auto is_biased = [&](double mean, double z) {
       return std::fabs(mean) >= in.bias_min_ulps && std::fabs(z) >= in.bias_z;
     };
-    bool toward_zero = is_biased(bias.sign_relative_mean, bias.sign_relative_z);
-    bool directed = is_biased(bias.plain_mean, bias.plain_z);
-    bias.biased = toward_zero || directed;
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "sign-relative mean %+.3f ULP (z=%+.1f), plain mean %+.3f ULP (z=%+.1f) over %lld elements",
-                  bias.sign_relative_mean, bias.sign_relative_z, bias.plain_mean, bias.plain_z,
-                  static_cast<long long>(total.bias_n));
-    bias.note = buf;
+    bias.biased = is_biased(bias.sign_relative_mean, bias.sign_relative_z) ||
+                  is_biased(bias.plain_mean, bias.plain_z);
+    bias.note = fmt::format("sign-relative mean {:+.3f} ULP (z={:+.1f}), plain mean {:+.3f} ULP (z={:+.1f}) over {} "
+                            "elements (about {:.0f} distinct values)", bias.sign_relative_mean, bias.sign_relative_z,
+                            bias.plain_mean, bias.plain_z, total.bias_n, bias.distinct);
   }
 
   std::sort(total.worst.begin(), total.worst.end(),

@@ -74,6 +74,27 @@ void row_logits(const attention_data& d, std::int64_t b, std::int64_t i, std::sp
     out[j] = d.visible(b, i, j) ? logit(j) : -std::numeric_limits<double>::infinity();
 }
 
+/// Runs every query row, in parallel: fills its logits (logit(w, q, k_j, i, j) for visible keys,
+/// -inf for masked ones) and calls body(w, row, b, hd, i, logits). Each thread has its own
+/// scratch w = make_scratch() and logits buffer.
+template <class MakeScratch, class Logit, class Body>
+void for_each_query_row(const attention_data& d, MakeScratch&& make_scratch, Logit&& logit, Body&& body) {
+  const attention_shape& s = d.s;
+#pragma omp parallel
+  {
+    auto w = make_scratch();
+    std::vector<double> logits(s.lk);
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < s.rows(); ++row) {
+      std::int64_t b, hd, i;
+      d.unravel(row, b, hd, i);
+      const double* q = d.q_row(b, hd, i);
+      row_logits(d, b, i, logits, [&](std::int64_t j) { return logit(w, q, d.k_row(b, hd, j), i, j); });
+      body(w, row, b, hd, i, static_cast<const std::vector<double>&>(logits));
+    }
+  }
+}
+
 /// The attention op.
 class attention_spec final : public op_spec {
  public:

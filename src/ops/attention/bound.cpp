@@ -53,6 +53,13 @@ p_rounding p_rounding_of(const contract& c) {
   return r;
 }
 
+// One thread's per-row buffers: per key (prob .. sigma) and per output column (rss).
+struct row_scratch {
+  std::vector<double> prob, ds, ri, rt, ab, sigma, rss;
+  explicit row_scratch(const attention_shape& s)
+      : prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv) {}
+};
+
 }  // namespace
 
 std::vector<error_bound> attention_spec::bound(const problem& p, const fill_traits& f, const bound_options& o,
@@ -77,55 +84,50 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   const p_rounding pr = p_rounding_of(c);
   const double* oref = ref[0].data_as<double>();
   std::vector<double> e(static_cast<std::size_t>(s.rows() * s.dv), 0.0);
-#pragma omp parallel
-  {
-    std::vector<double> logits(s.lk), prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv);
-#pragma omp for schedule(static)
-    for (std::int64_t row = 0; row < s.rows(); ++row) {
-      std::int64_t b, hd, i;
-      d.unravel(row, b, hd, i);
-      const double* q = d.q_row(b, hd, i);
-      row_logits(d, b, i, logits, [&](std::int64_t j) {
-        const double* kr = d.k_row(b, hd, j);
+  for_each_query_row(
+      d, [&] { return row_scratch(s); },
+      [&](row_scratch& w, const double* q, const double* kr, std::int64_t i, std::int64_t j) {
         double dot = 0, mag = 0;
         for (std::int64_t x = 0; x < s.d; ++x) dot += q[x] * kr[x], mag += std::fabs(q[x] * kr[x]);
         const double logit = s.scale * dot + d.bias(i, j);
-        ds[j] = qk_rel * std::fabs(s.scale) * mag + 3.0 * u * std::fabs(s.scale * dot) + u * std::fabs(logit);
-        sigma[j] = qk_sigma * std::fabs(s.scale) * mag;
+        w.ds[j] = qk_rel * std::fabs(s.scale) * mag + 3.0 * u * std::fabs(s.scale * dot) + u * std::fabs(logit);
+        w.sigma[j] = qk_sigma * std::fabs(s.scale) * mag;
         return logit;
-      });
-      if (softmax::classify_row(logits).kind != softmax::row_kind::finite) continue;
-      softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
-      const softmax::row_bound rb = softmax::bound_row(logits, prob, ds, k);
-      const double rc = std::expm1(rb.log_com);
-      for (std::int64_t j = 0; j < s.lk; ++j) {
-        const bool masked = std::isinf(logits[j]);
-        const double li = rb.log_ind(j) + log_factor(pr.u_mid) + log_factor(pr.r_p);
-        ri[j] = masked ? 0.0 : std::expm1(li);
-        rt[j] = masked ? 0.0 : std::expm1(li + rb.log_com);
-        ab[j] = masked ? 0.0 : rb.abs[j] + pr.uf;
-      }
-      double* er = e.data() + row * s.dv;
-      const double* orow = oref + row * s.dv;
-      std::fill(rss.begin(), rss.end(), 0.0);
-      double sigma_max = 0;
-      for (std::int64_t j = 0; j < s.lk; ++j) {
-        if (std::isinf(logits[j])) continue;
-        const double* v = d.v_row(b, hd, j);
-        const double own = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
-        const double total = pv_rel * (prob[j] * (1.0 + rt[j]) + ab[j]);
-        sigma_max = std::max(sigma_max, sigma[j]);
-        for (std::int64_t x = 0; x < s.dv; ++x) {
-          er[x] += (own + total) * std::fabs(v[x]);
-          const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
-          rss[x] += w * w;
+      },
+      [&](row_scratch& buf, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
+          const std::vector<double>& logits) {
+        auto& [prob, ds, ri, rt, ab, sigma, rss] = buf;
+        if (softmax::classify_row(logits).kind != softmax::row_kind::finite) return;
+        softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
+        const softmax::row_bound rb = softmax::bound_row(logits, prob, ds, k);
+        const double rc = std::expm1(rb.log_com);
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          const bool masked = std::isinf(logits[j]);
+          const double li = rb.log_ind(j) + log_factor(pr.u_mid) + log_factor(pr.r_p);
+          ri[j] = masked ? 0.0 : std::expm1(li);
+          rt[j] = masked ? 0.0 : std::expm1(li + rb.log_com);
+          ab[j] = masked ? 0.0 : rb.abs[j] + pr.uf;
         }
-      }
-      const double second_order = 1.0 + 4.0 * lambda * sigma_max;
-      for (std::int64_t x = 0; x < s.dv; ++x)
-        er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order;
-    }
-  }
+        double* er = e.data() + row * s.dv;
+        const double* orow = oref + row * s.dv;
+        std::fill(rss.begin(), rss.end(), 0.0);
+        double sigma_max = 0;
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          if (std::isinf(logits[j])) continue;
+          const double* v = d.v_row(b, hd, j);
+          const double own = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
+          const double total = pv_rel * (prob[j] * (1.0 + rt[j]) + ab[j]);
+          sigma_max = std::max(sigma_max, sigma[j]);
+          for (std::int64_t x = 0; x < s.dv; ++x) {
+            er[x] += (own + total) * std::fabs(v[x]);
+            const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
+            rss[x] += w * w;
+          }
+        }
+        const double second_order = 1.0 + 4.0 * lambda * sigma_max;
+        for (std::int64_t x = 0; x < s.dv; ++x)
+          er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order;
+      });
   error_bound eb;
   eb.compute = make_f64({s.b, s.h, s.lq, s.dv}, e);
   eb.meaningful = g_qk.meaningful && g_pv.meaningful && k.meaningful;

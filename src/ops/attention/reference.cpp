@@ -10,30 +10,24 @@ void attention_spec::reference(const problem& p, std::span<const tensor> in, std
   const attention_data d(p, in);
   const attention_shape& s = d.s;
   double* o = out[0].data_as<double>();
-#pragma omp parallel
-  {
-    std::vector<double> logits(s.lk), prob(s.lk);
-#pragma omp for schedule(static)
-    for (std::int64_t row = 0; row < s.rows(); ++row) {
-      std::int64_t b, hd, i;
-      d.unravel(row, b, hd, i);
-      const double* q = d.q_row(b, hd, i);
-      row_logits(d, b, i, logits, [&](std::int64_t j) {
-        const double* k = d.k_row(b, hd, j);
+  for_each_query_row(
+      d, [&] { return std::vector<double>(s.lk); },
+      [&](std::vector<double>&, const double* q, const double* k, std::int64_t i, std::int64_t j) {
         double dot = 0;
         for (std::int64_t e = 0; e < s.d; ++e) dot += q[e] * k[e];
         return s.scale * dot + d.bias(i, j);
+      },
+      [&](std::vector<double>& prob, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
+          const std::vector<double>& logits) {
+        softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
+        double* orow = o + row * s.dv;
+        std::fill(orow, orow + s.dv, 0.0);
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          if (prob[j] == 0) continue;  // masked keys are never read
+          const double* v = d.v_row(b, hd, j);
+          for (std::int64_t e = 0; e < s.dv; ++e) orow[e] += prob[j] * v[e];
+        }
       });
-      softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
-      double* orow = o + row * s.dv;
-      std::fill(orow, orow + s.dv, 0.0);
-      for (std::int64_t j = 0; j < s.lk; ++j) {
-        if (prob[j] == 0) continue;  // masked keys are never read
-        const double* v = d.v_row(b, hd, j);
-        for (std::int64_t e = 0; e < s.dv; ++e) orow[e] += prob[j] * v[e];
-      }
-    }
-  }
 }
 
 }  // namespace opval::ops::attention

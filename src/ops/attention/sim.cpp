@@ -17,32 +17,26 @@ void attention_spec::simulate(const problem& p, std::span<const tensor> in, std:
   const attention_shape& s = d.s;
   const double scale = a.acc(s.scale);
   std::vector<double> o(static_cast<std::size_t>(s.rows() * s.dv));
-#pragma omp parallel
-  {
-    std::vector<double> logits(s.lk), prob(s.lk);
-#pragma omp for schedule(static)
-    for (std::int64_t row = 0; row < s.rows(); ++row) {
-      std::int64_t b, hd, i;
-      d.unravel(row, b, hd, i);
-      const double* q = d.q_row(b, hd, i);
-      row_logits(d, b, i, logits, [&](std::int64_t j) {
-        const double* k = d.k_row(b, hd, j);
+  for_each_query_row(
+      d, [&] { return std::vector<double>(s.lk); },
+      [&](std::vector<double>&, const double* q, const double* k, std::int64_t i, std::int64_t j) {
         double dot = 0;
         for (std::int64_t e = 0; e < s.d; ++e) dot = a.fma(q[e], k[e], dot);
         const double scaled = a.acc(dot * scale);
         return s.bias ? a.acc(scaled + d.bias(i, j)) : scaled;
+      },
+      [&](std::vector<double>& prob, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
+          const std::vector<double>& logits) {
+        softmax::simulate_row(logits, prob, false, softmax::empty_row::zero, a);
+        for (auto& x : prob) x = a.input(a.mid(x));
+        double* orow = o.data() + row * s.dv;
+        for (std::int64_t j = 0; j < s.lk; ++j) {
+          if (prob[j] == 0) continue;  // a zero weight adds exactly nothing
+          const double* v = d.v_row(b, hd, j);
+          for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.fma(prob[j], v[e], orow[e]);
+        }
+        for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.out(orow[e]);
       });
-      softmax::simulate_row(logits, prob, false, softmax::empty_row::zero, a);
-      for (auto& x : prob) x = a.input(a.mid(x));
-      double* orow = o.data() + row * s.dv;
-      for (std::int64_t j = 0; j < s.lk; ++j) {
-        if (prob[j] == 0) continue;  // a zero weight adds exactly nothing
-        const double* v = d.v_row(b, hd, j);
-        for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.fma(prob[j], v[e], orow[e]);
-      }
-      for (std::int64_t e = 0; e < s.dv; ++e) orow[e] = a.out(orow[e]);
-    }
-  }
   out[0].assign(o);
 }
 

@@ -1,8 +1,8 @@
 #include "ops/common_gemm/epilogue.hpp"
 
 #include <cmath>
-#include <numbers>
 
+#include "ops/common_eltwise/activations.hpp"
 #include "opval/error.hpp"
 #include "opval/error_model.hpp"
 #include "opval/op_spec.hpp"
@@ -49,13 +49,10 @@ activation parse_activation(const std::string& name) {
 double apply_activation(activation a, double x) {
   switch (a) {
     case activation::none: return x;
-    case activation::relu: return x < 0 ? 0.0 : x;  // NaN passes through, as max-based kernels
-    case activation::gelu: return 0.5 * x * std::erfc(-x / std::numbers::sqrt2);
-    case activation::gelu_tanh: {
-      const double c = std::sqrt(2.0 / std::numbers::pi);
-      return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
-    }
-    case activation::silu: return x / (1.0 + std::exp(-x));
+    case activation::relu: return eltwise::relu_exact(x);
+    case activation::gelu: return eltwise::gelu_erf_exact(x);
+    case activation::gelu_tanh: return eltwise::gelu_tanh_exact(x);
+    case activation::silu: return eltwise::silu_exact(x);
   }
   return x;
 }

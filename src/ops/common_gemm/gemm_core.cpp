@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "opval/error.hpp"
 #include "opval/fill.hpp"
@@ -32,34 +33,32 @@ bool is_pow2(double x) {
 // same either way, so results do not depend on the thread count.
 bool worth_threads(std::int64_t m, std::int64_t n, std::int64_t k) { return m > 1 && m * n * k > (1 << 20); }
 
-// The accumulation of the sim backend for f32 accumulation: sequential fmaf over k for each
-// output, vectorized across j (each output's order is unchanged, so the result is exact).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void dot_f32(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
+// The accumulation of the sim backend for f32 and f64 accumulation: sequential fma in T over
+// k for each output, vectorized across j (each output's order is unchanged, so the result is
+// exact). Always inlined, so that each target clone below compiles it for its own ISA.
+template <class T>
+[[gnu::always_inline]] inline void dot_fma(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, const T* b,
+                                           T* c) {
 #pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
   for (std::int64_t i = 0; i < m; ++i) {
-    float* ci = c + i * n;
-    std::fill(ci, ci + n, 0.0f);
+    T* ci = c + i * n;
+    std::fill(ci, ci + n, T(0));
     for (std::int64_t p = 0; p < k; ++p) {
-      const float av = a[i * k + p];
-      const float* bp = b + p * n;
-      for (std::int64_t j = 0; j < n; ++j) ci[j] = std::fmaf(av, bp[j], ci[j]);
+      const T av = a[i * k + p];
+      const T* bp = b + p * n;
+      for (std::int64_t j = 0; j < n; ++j) ci[j] = std::fma(av, bp[j], ci[j]);
     }
   }
 }
 
 __attribute__((target_clones("arch=x86-64-v3", "default")))
+void dot_f32(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
+  dot_fma(m, n, k, a, b, c);
+}
+
+__attribute__((target_clones("arch=x86-64-v3", "default")))
 void dot_f64(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b, double* c) {
-#pragma omp parallel for schedule(static) if (worth_threads(m, n, k))
-  for (std::int64_t i = 0; i < m; ++i) {
-    double* ci = c + i * n;
-    std::fill(ci, ci + n, 0.0);
-    for (std::int64_t p = 0; p < k; ++p) {
-      const double av = a[i * k + p];
-      const double* bp = b + p * n;
-      for (std::int64_t j = 0; j < n; ++j) ci[j] = std::fma(av, bp[j], ci[j]);
-    }
-  }
+  dot_fma(m, n, k, a, b, c);
 }
 
 // i32 accumulation of (a - zp_a)(b - zp_b), wrapping as the hardware does.
@@ -317,6 +316,109 @@ std::string suite_quant_attrs(const contract& c, std::int64_t k) {
   if (c.dst == dtype::u8) s += " scale_dst=" + fmt(y / 40) + " zp_dst=128";
   if (c.dst == dtype::i32) s += " scale_dst=" + fmt(y / 1000);
   return s;
+}
+
+operand_slots slots_of(const epilogue_spec& e) {
+  operand_slots s;
+  int next = 2;
+  if (e.beta != 0.0) s.c = next++;
+  if (e.has_bias) s.bias = next++;
+  if (e.has_residual) s.residual = next++;
+  if (e.per_channel) s.scale = next++;
+  return s;
+}
+
+std::vector<operand_role> roles_of(const epilogue_spec& e, std::size_t n_inputs) {
+  const operand_slots sl = slots_of(e);
+  std::vector<operand_role> roles(n_inputs, operand_role::a);
+  roles[1] = operand_role::b;
+  if (sl.c >= 0) roles[sl.c] = operand_role::c;
+  if (sl.bias >= 0) roles[sl.bias] = operand_role::bias;
+  if (sl.residual >= 0) roles[sl.residual] = operand_role::residual;
+  if (sl.scale >= 0) roles[sl.scale] = operand_role::scale;
+  return roles;
+}
+
+namespace {
+
+// The largest |x - zp| over the values of integer type t.
+double max_centered(dtype t, std::int64_t zp) {
+  return std::max(std::abs(traits(t).lowest - double(zp)), std::abs(traits(t).max - double(zp)));
+}
+
+}  // namespace
+
+bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k) {
+  return e.integer_acc && k * max_centered(c.src, e.zp_a) * max_centered(c.wei, e.zp_b) > 2147483647.0;
+}
+
+std::vector<double> dot_operand(const tensor& t, std::int64_t zp, bool absolute) {
+  std::vector<double> v = centered(t.to_vector(), zp);
+  if (absolute)
+    for (double& x : v) x = std::abs(x);
+  return v;
+}
+
+op_counts gemm_counts(const op_spec& s, const problem& p, double flops) {
+  op_counts c;
+  c.flops = flops;
+  for (const auto& list : {s.inputs(p), s.outputs(p)})
+    for (const auto& o : list) c.bytes += double(element_count(o.shape)) * traits(o.type).size_bytes;
+  return c;
+}
+
+epilogue_reader::epilogue_reader(const epilogue_spec& e, std::span<const tensor> in, std::int64_t inner,
+                                 std::int64_t channels)
+    : e_(e), inner_(inner), channels_(channels) {
+  const operand_slots sl = slots_of(e);
+  if (sl.c >= 0) c_ = in[sl.c].to_vector();
+  if (sl.bias >= 0) bias_ = in[sl.bias].to_vector();
+  if (sl.residual >= 0) residual_ = in[sl.residual].to_vector();
+  if (sl.scale >= 0) scale_ = in[sl.scale].to_vector();
+}
+
+epilogue_inputs epilogue_reader::at(std::int64_t linear) const {
+  const std::int64_t ch = (linear / inner_) % channels_;
+  epilogue_inputs v;
+  v.scale_b = scale_.empty() ? e_.scale_b : scale_[ch];
+  if (!c_.empty()) v.c = c_[linear];
+  if (!bias_.empty()) v.bias = bias_[ch];
+  if (!residual_.empty()) v.residual = residual_[linear];
+  return v;
+}
+
+void epilogue_reference_all(const contract& c, const epilogue_spec& e, const epilogue_reader& rd,
+                            std::vector<double>& dots) {
+#pragma omp parallel for schedule(static) if (dots.size() > 4096)
+  for (std::int64_t i = 0; i < std::int64_t(dots.size()); ++i) dots[i] = epilogue_reference(e, dots[i], rd.at(i));
+  if (e.integer_dst)
+    for (double& v : dots) v = std::clamp(v, traits(c.dst).lowest, traits(c.dst).max);
+}
+
+void epilogue_simulate_all(const contract& c, const epilogue_spec& e, const epilogue_reader& rd,
+                           std::vector<double>& acc) {
+#pragma omp parallel for schedule(static) if (acc.size() > 4096)
+  for (std::int64_t i = 0; i < std::int64_t(acc.size()); ++i) acc[i] = epilogue_simulate(c, e, acc[i], rd.at(i));
+}
+
+error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
+                       const bound_options& o, const epilogue_reader& rd,
+                       const std::function<std::vector<double>(bool absolute)>& exact_dots) {
+  const gemm_error_model model = make_error_model(p, e, k, double(element_count(shape)), f, o);
+  const std::vector<double> dots = exact_dots(false);
+  const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(true);
+  std::vector<double> b(dots.size());
+#pragma omp parallel for schedule(static) if (b.size() > 4096)
+  for (std::int64_t i = 0; i < std::int64_t(b.size()); ++i) {
+    const double v = epilogue_error(e, model.k, abs_dots[i], dots[i], rd.at(i));
+    b[i] = std::isfinite(v) ? v : std::numeric_limits<double>::infinity();
+  }
+  error_bound eb;
+  eb.compute = make_f64(shape, b);
+  eb.formula = epilogue_formula(e, model.k, model.g.formula);
+  eb.meaningful = model.g.meaningful;
+  eb.why_not = model.g.why_not;
+  return eb;
 }
 
 }  // namespace opval::ops::common_gemm

@@ -3,6 +3,7 @@
 // fill policy, the contract-exact accumulation of the sim backend and the error constants.
 // Both ops reduce a case to dot products of K terms followed by the epilogue.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,48 @@ dtype aux_type(const contract& c);
 
 /// What an input of a GEMM-like op is, for the fill policy.
 enum class operand_role : std::uint8_t { a, b, c, bias, residual, scale };
+
+/// Input indices of the optional operands after A and B (-1 when absent): C (beta != 0),
+/// bias, residual, per-channel scale_b, in that order.
+struct operand_slots {
+  int c = -1, bias = -1, residual = -1, scale = -1;
+};
+/// Where e's optional operands are among the inputs.
+operand_slots slots_of(const epilogue_spec& e);
+/// The fill role of each of the `n_inputs` inputs: A, B, then e's optional operands.
+std::vector<operand_role> roles_of(const epilogue_spec& e, std::size_t n_inputs);
+
+/// Whether K products of zero-point-centered integer inputs can overflow the i32
+/// accumulator (false for float contracts).
+bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k);
+
+/// The values of a GEMM operand as the exact dot products use them: zero point removed, and
+/// magnitudes when `absolute` (for the sum of |a||b| of the error model).
+std::vector<double> dot_operand(const tensor& t, std::int64_t zp, bool absolute);
+
+/// op_counts of problem p of op s: `flops`, and the bytes of every operand.
+op_counts gemm_counts(const op_spec& s, const problem& p, double flops);
+
+/// The epilogue operand values (C, bias, residual, per-channel scale) of an output element.
+/// The channel (index into bias and scale_b) of output `linear` is (linear / inner) % channels.
+class epilogue_reader {
+ public:
+  epilogue_reader(const epilogue_spec& e, std::span<const tensor> in, std::int64_t inner, std::int64_t channels);
+  epilogue_inputs at(std::int64_t linear) const;
+
+ private:
+  const epilogue_spec& e_;
+  std::int64_t inner_, channels_;
+  std::vector<double> c_, bias_, residual_, scale_;
+};
+
+/// The fp64 epilogue of every exact dot product, in place (integer dst saturates: that is
+/// part of its meaning).
+void epilogue_reference_all(const contract& c, const epilogue_spec& e, const epilogue_reader& rd,
+                            std::vector<double>& dots);
+/// The contract-exact epilogue of every accumulator, in place (before the final rounding).
+void epilogue_simulate_all(const contract& c, const epilogue_spec& e, const epilogue_reader& rd,
+                           std::vector<double>& acc);
 
 /// Fills inputs by role (input i uses stream i). A and B get the fill kind (int8 contracts:
 /// integer values over the type's range by default); C, bias and residual get the same kind
@@ -46,6 +89,13 @@ struct gemm_error_model {
 /// K terms per dot product, `outputs` dot products in the case.
 gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, double k,
                                   double outputs, const fill_traits& f, const bound_options& o);
+
+/// The compute bound of a GEMM-like op with output shape `shape` and K terms per dot
+/// product, from the exact dot products of the stored values (`exact_dots(false)`) and of
+/// their magnitudes (`exact_dots(true)`, not needed for integer accumulation).
+error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
+                       const bound_options& o, const epilogue_reader& rd,
+                       const std::function<std::vector<double>(bool absolute)>& exact_dots);
 
 /// Effective batch/tile helpers: stored values with zero points removed (integer contracts).
 std::vector<double> centered(std::vector<double> values, std::int64_t zp);

@@ -1,7 +1,6 @@
 // The conv2d op spec: im2col + the shared GEMM machinery of common_gemm.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "ops/common_gemm/blocked_gemm.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
@@ -75,23 +74,6 @@ layout channels_last(const dims& shape) {
   return lay;
 }
 
-struct operand_slots {
-  int bias = -1, residual = -1, scale = -1;
-};
-
-operand_slots slots_of(const epilogue_spec& e) {
-  operand_slots s;
-  int next = 2;
-  if (e.has_bias) s.bias = next++;
-  if (e.has_residual) s.residual = next++;
-  if (e.per_channel) s.scale = next++;
-  return s;
-}
-
-double max_centered(dtype t, std::int64_t zp) {
-  return std::max(std::abs(traits(t).lowest - double(zp)), std::abs(traits(t).max - double(zp)));
-}
-
 // Runs `fn(n, gi, weights_offset, dst_offset)` for every (image, group) GEMM, in parallel
 // when there is more than one (the reference GEMM inside then runs single-threaded).
 template <class Fn>
@@ -107,11 +89,7 @@ void for_each_gemm(const conv_shape& s, Fn&& fn) {
 // Exact (or absolute-value) dot products of every output element, NCHW order.
 std::vector<double> exact_dots(const conv_shape& s, const epilogue_spec& e, const tensor& src,
                                const tensor& wei, bool absolute) {
-  auto x = centered(src.to_vector(), e.zp_a), w = centered(wei.to_vector(), e.zp_b);
-  if (absolute) {
-    for (double& v : x) v = std::abs(v);
-    for (double& v : w) v = std::abs(v);
-  }
+  const auto x = dot_operand(src, e.zp_a, absolute), w = dot_operand(wei, e.zp_b, absolute);
   std::vector<double> out(s.mb * s.oc * s.oh * s.ow);
   for_each_gemm(s, [&](std::int64_t n, std::int64_t gi, std::int64_t wo, std::int64_t oo) {
     const std::vector<double> col = im2col(s, x, n, gi, 0.0);
@@ -120,27 +98,10 @@ std::vector<double> exact_dots(const conv_shape& s, const epilogue_spec& e, cons
   return out;
 }
 
-struct epilogue_reader {
-  const epilogue_spec& e;
-  std::int64_t ohw, oc;
-  std::vector<double> bias, residual, scale;
-
-  epilogue_reader(const epilogue_spec& spec, const conv_shape& s, std::span<const tensor> in)
-      : e(spec), ohw(s.oh * s.ow), oc(s.oc) {
-    const operand_slots sl = slots_of(spec);
-    if (sl.bias >= 0) bias = in[sl.bias].to_vector();
-    if (sl.residual >= 0) residual = in[sl.residual].to_vector();
-    if (sl.scale >= 0) scale = in[sl.scale].to_vector();
-  }
-  epilogue_inputs at(std::int64_t linear) const {
-    const std::int64_t ch = (linear / ohw) % oc;
-    epilogue_inputs v;
-    v.scale_b = scale.empty() ? e.scale_b : scale[ch];
-    if (!bias.empty()) v.bias = bias[ch];
-    if (!residual.empty()) v.residual = residual[linear];
-    return v;
-  }
-};
+// The epilogue operands of output element `linear` (NCHW order): channel (linear / oh*ow) % oc.
+epilogue_reader reader_of(const conv_shape& s, const epilogue_spec& e, std::span<const tensor> in) {
+  return epilogue_reader(e, in, s.oh * s.ow, s.oc);
+}
 
 class conv2d_spec final : public op_spec {
  public:
@@ -155,7 +116,7 @@ class conv2d_spec final : public op_spec {
     check_contract("conv2d", p.dt);
     const conv_shape s = read_shape(p);
     const epilogue_spec e = read_epilogue(p, false);
-    if (e.integer_acc && double(s.k()) * max_centered(p.dt.src, e.zp_a) * max_centered(p.dt.wei, e.zp_b) > 2147483647.0)
+    if (i32_may_overflow(p.dt, e, double(s.k())))
       throw error("ic/g*kh*kw=" + std::to_string(s.k()) + " can overflow the i32 accumulator");
   }
 
@@ -179,33 +140,19 @@ class conv2d_spec final : public op_spec {
 
   op_counts counts(const problem& p) const override {
     const conv_shape s = read_shape(p);
-    op_counts c;
-    c.flops = 2.0 * double(s.mb * s.oc * s.oh * s.ow) * double(s.k());
-    for (const auto& list : {inputs(p), outputs(p)})
-      for (const auto& o : list) c.bytes += double(element_count(o.shape)) * traits(o.type).size_bytes;
-    return c;
+    return gemm_counts(*this, p, 2.0 * double(s.mb * s.oc * s.oh * s.ow) * double(s.k()));
   }
 
   fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override {
     const epilogue_spec e = read_epilogue(p, false);
-    const operand_slots sl = slots_of(e);
-    std::vector<operand_role> roles(in.size(), operand_role::a);
-    roles[1] = operand_role::b;
-    if (sl.bias >= 0) roles[sl.bias] = operand_role::bias;
-    if (sl.residual >= 0) roles[sl.residual] = operand_role::residual;
-    if (sl.scale >= 0) roles[sl.scale] = operand_role::scale;
-    return fill_gemm(p, e, read_shape(p).k(), roles, seed, in);
+    return fill_gemm(p, e, read_shape(p).k(), roles_of(e, in.size()), seed, in);
   }
 
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
     const conv_shape s = read_shape(p);
     const epilogue_spec e = read_epilogue(p, false);
     std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
-    const epilogue_reader rd(e, s, in);
-#pragma omp parallel for schedule(static) if (y.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(y.size()); ++i) y[i] = epilogue_reference(e, y[i], rd.at(i));
-    if (e.integer_dst)
-      for (double& v : y) v = std::clamp(v, traits(p.dt.dst).lowest, traits(p.dt.dst).max);
+    epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
     out[0].assign(y);
   }
 
@@ -223,9 +170,7 @@ class conv2d_spec final : public op_spec {
       simulate_dot(p.dt, swapped, s.ocg(), ohw, s.k(), std::span(w).subspan(wo, s.ocg() * s.k()), col,
                    std::span(acc).subspan(oo, s.ocg() * ohw));
     });
-    const epilogue_reader rd(e, s, in);
-#pragma omp parallel for schedule(static) if (acc.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(acc.size()); ++i) acc[i] = epilogue_simulate(p.dt, e, acc[i], rd.at(i));
+    epilogue_simulate_all(p.dt, e, reader_of(s, e, in), acc);
     out[0].assign(acc, p.dt.dst_round);
   }
 
@@ -233,22 +178,8 @@ class conv2d_spec final : public op_spec {
                                  std::span<const tensor> in, std::span<const tensor> ref) const override {
     const conv_shape s = read_shape(p);
     const epilogue_spec e = read_epilogue(p, false);
-    const gemm_error_model model = make_error_model(p, e, double(s.k()), double(s.mb * s.oc * s.oh * s.ow), f, o);
-    const std::vector<double> dots = exact_dots(s, e, in[0], in[1], false);
-    const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(s, e, in[0], in[1], true);
-    const epilogue_reader rd(e, s, in);
-    std::vector<double> b(dots.size());
-#pragma omp parallel for schedule(static) if (b.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(b.size()); ++i) {
-      const double v = epilogue_error(e, model.k, abs_dots[i], dots[i], rd.at(i));
-      b[i] = std::isfinite(v) ? v : std::numeric_limits<double>::infinity();
-    }
-    error_bound eb;
-    eb.compute = make_f64({s.mb, s.oc, s.oh, s.ow}, b);
-    eb.formula = epilogue_formula(e, model.k, model.g.formula);
-    eb.meaningful = model.g.meaningful;
-    eb.why_not = model.g.why_not;
-    return {eb};
+    return {gemm_bound(p, e, double(s.k()), {s.mb, s.oc, s.oh, s.ow}, f, o, reader_of(s, e, in),
+                       [&](bool absolute) { return exact_dots(s, e, in[0], in[1], absolute); })};
   }
 
   std::vector<std::string> suite(std::string_view tag) const override { return conv2d_suite(tag); }

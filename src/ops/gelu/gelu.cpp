@@ -20,15 +20,12 @@
 #include <numbers>
 
 #include "ops/common_eltwise/activation_spec.hpp"
+#include "ops/common_eltwise/activations.hpp"
 
 namespace opval::ops::gelu {
 namespace {
 
-constexpr double sqrt_2_over_pi = 0.7978845608028654;  // sqrt(2/pi)
-constexpr double kappa = 0.044715;
-
 bool tanh_form(const problem& p) { return p.get_choice("approximate") == "tanh"; }
-double tanh_argument(double x) { return sqrt_2_over_pi * (x + kappa * x * x * x); }
 
 }  // namespace
 
@@ -46,9 +43,7 @@ class gelu_spec final : public eltwise::activation_spec {
   double flops_per_element(const problem& p) const override { return tanh_form(p) ? 10 : 5; }
 
   double exact(double x, const problem& p) const override {
-    // erfc and the sigmoid form keep full relative accuracy for negative x in double.
-    if (tanh_form(p)) return x / (1.0 + std::exp(-2.0 * tanh_argument(x)));
-    return 0.5 * x * std::erfc(-x * std::numbers::sqrt2 / 2);
+    return tanh_form(p) ? eltwise::gelu_tanh_exact(x) : eltwise::gelu_erf_exact(x);
   }
   double at_infinity(bool negative, const problem&) const override {
     return negative ? -0.0 : std::numeric_limits<double>::infinity();
@@ -58,8 +53,8 @@ class gelu_spec final : public eltwise::activation_spec {
     double g;
     if (tanh_form(p)) {
       const double x3 = s.mul(s.mul(x, x), x);
-      const double inner = s.add(x, s.mul(s.constant(kappa), x3));
-      g = s.fn(std::tanh(s.mul(s.constant(sqrt_2_over_pi), inner)));
+      const double inner = s.add(x, s.mul(s.constant(eltwise::gelu_kappa), x3));
+      g = s.fn(std::tanh(s.mul(s.constant(eltwise::sqrt_2_over_pi), inner)));
     } else {
       g = s.fn(std::erf(s.mul(x, s.constant(std::numbers::sqrt2 / 2))));
     }
@@ -69,7 +64,7 @@ class gelu_spec final : public eltwise::activation_spec {
   double eval_error(double x, const eltwise::acc_error_model& m, const problem& p) const override {
     double gate;
     if (tanh_form(p)) {
-      const double z = tanh_argument(x), th = std::tanh(z);
+      const double z = eltwise::gelu_tanh_argument(x), th = std::tanh(z);
       const double dz = 8 * m.rounding(z);
       gate = 0.5 * (1 - th * th) * dz +
              std::max(m.half_one_plus_gate(th, m.ulps().tanh), m.sigmoid_gate(2 * z, m.ulps().exp));

@@ -1,7 +1,6 @@
 // The matmul op spec: schema, shapes, fill, fp64 reference, contract-exact simulation, bound.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "ops/common_gemm/blocked_gemm.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
@@ -83,26 +82,6 @@ dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols) {
   return batch;
 }
 
-// Input indices of the optional operands (-1 when absent).
-struct operand_slots {
-  int c = -1, bias = -1, residual = -1, scale = -1;
-};
-
-operand_slots slots_of(const epilogue_spec& e) {
-  operand_slots s;
-  int next = 2;
-  if (e.beta != 0.0) s.c = next++;
-  if (e.has_bias) s.bias = next++;
-  if (e.has_residual) s.residual = next++;
-  if (e.per_channel) s.scale = next++;
-  return s;
-}
-
-// The largest |x - zp| over the values of integer type t.
-double max_centered(dtype t, std::int64_t zp) {
-  return std::max(std::abs(traits(t).lowest - double(zp)), std::abs(traits(t).max - double(zp)));
-}
-
 // Everything the three fp64 passes (reference, bound) and the simulation share: per output
 // batch, the dot products of the batch's A and B slices.
 template <class DotFn>
@@ -112,37 +91,15 @@ void for_each_batch(const matmul_shape& s, DotFn&& dot) {
     dot(ob, map_a[ob] * s.m * s.k, map_b[ob] * s.k * s.n);
 }
 
-// The epilogue operand values of output element `linear` (= (ob*m + i)*n + j).
-struct epilogue_reader {
-  const epilogue_spec& e;
-  operand_slots slots;
-  std::vector<double> c, bias, residual, scale;
-
-  epilogue_reader(const epilogue_spec& spec, std::span<const tensor> in)
-      : e(spec), slots(slots_of(spec)) {
-    if (slots.c >= 0) c = in[slots.c].to_vector();
-    if (slots.bias >= 0) bias = in[slots.bias].to_vector();
-    if (slots.residual >= 0) residual = in[slots.residual].to_vector();
-    if (slots.scale >= 0) scale = in[slots.scale].to_vector();
-  }
-  epilogue_inputs at(std::int64_t linear, std::int64_t j) const {
-    epilogue_inputs v;
-    v.scale_b = scale.empty() ? e.scale_b : scale[j];
-    if (!c.empty()) v.c = c[linear];
-    if (!bias.empty()) v.bias = bias[j];
-    if (!residual.empty()) v.residual = residual[linear];
-    return v;
-  }
-};
+// The epilogue operands of output element `linear` (= (ob*m + i)*n + j): channel j.
+epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::span<const tensor> in) {
+  return epilogue_reader(e, in, 1, s.n);
+}
 
 // The exact dot products s (zero points removed) of every output, in fp64.
 std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
                                const tensor& tb, bool absolute) {
-  auto a = centered(ta.to_vector(), e.zp_a), b = centered(tb.to_vector(), e.zp_b);
-  if (absolute) {
-    for (double& x : a) x = std::abs(x);
-    for (double& x : b) x = std::abs(x);
-  }
+  const auto a = dot_operand(ta, e.zp_a, absolute), b = dot_operand(tb, e.zp_b, absolute);
   std::vector<double> out(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
@@ -172,11 +129,8 @@ class matmul_spec final : public op_spec {
     check_ld("lda", lda, p.get_bool("ta") ? s.m : s.k);
     check_ld("ldb", ldb, p.get_bool("tb") ? s.k : s.n);
     check_ld("ldc", ldc, s.n);
-    if (e.integer_acc) {
-      const double worst = double(s.k) * max_centered(p.dt.src, e.zp_a) * max_centered(p.dt.wei, e.zp_b);
-      if (worst > 2147483647.0)
-        throw error("k=" + std::to_string(s.k) + " can overflow the i32 accumulator with these zero points");
-    }
+    if (i32_may_overflow(p.dt, e, double(s.k)))
+      throw error("k=" + std::to_string(s.k) + " can overflow the i32 accumulator with these zero points");
   }
 
   std::vector<operand> inputs(const problem& p) const override {
@@ -203,36 +157,19 @@ class matmul_spec final : public op_spec {
 
   op_counts counts(const problem& p) const override {
     const matmul_shape s = read_shape(p);
-    op_counts c;
-    c.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch_count);
-    for (const auto& list : {inputs(p), outputs(p)})
-      for (const auto& o : list) c.bytes += double(element_count(o.shape)) * traits(o.type).size_bytes;
-    return c;
+    return gemm_counts(*this, p, 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch_count));
   }
 
   fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override {
     const epilogue_spec e = read_epilogue(p, true);
-    const operand_slots sl = slots_of(e);
-    std::vector<operand_role> roles(in.size(), operand_role::a);
-    roles[1] = operand_role::b;
-    if (sl.c >= 0) roles[sl.c] = operand_role::c;
-    if (sl.bias >= 0) roles[sl.bias] = operand_role::bias;
-    if (sl.residual >= 0) roles[sl.residual] = operand_role::residual;
-    if (sl.scale >= 0) roles[sl.scale] = operand_role::scale;
-    return fill_gemm(p, e, read_shape(p).k, roles, seed, in);
+    return fill_gemm(p, e, read_shape(p).k, roles_of(e, in.size()), seed, in);
   }
 
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
     const matmul_shape s = read_shape(p);
     const epilogue_spec e = read_epilogue(p, true);
-    const std::vector<double> dots = exact_dots(s, e, in[0], in[1], false);
-    const epilogue_reader rd(e, in);
-    std::vector<double> y(dots.size());
-#pragma omp parallel for schedule(static) if (y.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(y.size()); ++i)
-      y[i] = epilogue_reference(e, dots[i], rd.at(i, i % s.n));
-    if (e.integer_dst)  // saturation is part of an integer output's meaning
-      for (double& v : y) v = std::clamp(v, traits(p.dt.dst).lowest, traits(p.dt.dst).max);
+    std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
+    epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
     out[0].assign(y);
   }
 
@@ -245,10 +182,7 @@ class matmul_spec final : public op_spec {
       simulate_dot(p.dt, e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k),
                    std::span(b).subspan(obb, s.k * s.n), std::span(acc).subspan(ob * s.m * s.n, s.m * s.n));
     });
-    const epilogue_reader rd(e, in);
-#pragma omp parallel for schedule(static) if (acc.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(acc.size()); ++i)
-      acc[i] = epilogue_simulate(p.dt, e, acc[i], rd.at(i, i % s.n));
+    epilogue_simulate_all(p.dt, e, reader_of(s, e, in), acc);
     out[0].assign(acc, p.dt.dst_round);
   }
 
@@ -256,23 +190,8 @@ class matmul_spec final : public op_spec {
                                  std::span<const tensor> in, std::span<const tensor> ref) const override {
     const matmul_shape s = read_shape(p);
     const epilogue_spec e = read_epilogue(p, true);
-    const double outputs = double(s.batch_count * s.m * s.n);
-    const gemm_error_model model = make_error_model(p, e, double(s.k), outputs, f, o);
-    const std::vector<double> dots = exact_dots(s, e, in[0], in[1], false);
-    const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(s, e, in[0], in[1], true);
-    const epilogue_reader rd(e, in);
-    std::vector<double> b(dots.size());
-#pragma omp parallel for schedule(static) if (b.size() > 4096)
-    for (std::int64_t i = 0; i < std::int64_t(b.size()); ++i) {
-      const double v = epilogue_error(e, model.k, abs_dots[i], dots[i], rd.at(i, i % s.n));
-      b[i] = std::isfinite(v) ? v : std::numeric_limits<double>::infinity();
-    }
-    error_bound eb;
-    eb.compute = make_f64(with_matrix(s.batch, s.m, s.n), b);
-    eb.formula = epilogue_formula(e, model.k, model.g.formula);
-    eb.meaningful = model.g.meaningful;
-    eb.why_not = model.g.why_not;
-    return {eb};
+    return {gemm_bound(p, e, double(s.k), with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
+                       [&](bool absolute) { return exact_dots(s, e, in[0], in[1], absolute); })};
   }
 
   std::vector<std::string> suite(std::string_view tag) const override { return matmul_suite(tag); }

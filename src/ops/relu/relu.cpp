@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ops/common_eltwise/activation_spec.hpp"
+#include "ops/common_eltwise/activations.hpp"
 
 namespace opval::ops::relu {
 
@@ -21,7 +22,7 @@ class relu_spec final : public eltwise::activation_spec {
 
  protected:
   double flops_per_element(const problem&) const override { return 1; }
-  double exact(double x, const problem&) const override { return x < 0 ? 0.0 : x; }
+  double exact(double x, const problem&) const override { return eltwise::relu_exact(x); }
   double at_infinity(bool negative, const problem&) const override {
     return negative ? 0.0 : std::numeric_limits<double>::infinity();
   }

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "ops/common_eltwise/activation_spec.hpp"
+#include "ops/common_eltwise/activations.hpp"
 
 namespace opval::ops::silu {
 
@@ -28,7 +29,7 @@ class silu_spec final : public eltwise::activation_spec {
  protected:
   // negate, exp, add, divide
   double flops_per_element(const problem&) const override { return 4; }
-  double exact(double x, const problem&) const override { return x / (1.0 + std::exp(-x)); }
+  double exact(double x, const problem&) const override { return eltwise::silu_exact(x); }
   double at_infinity(bool negative, const problem&) const override {
     return negative ? -0.0 : std::numeric_limits<double>::infinity();
   }

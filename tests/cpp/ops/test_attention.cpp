@@ -4,35 +4,23 @@
 // kernels through the runner.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 
 #include "opval/error.hpp"
 #include "ops/attention/attention_spec.hpp"
-#include "ops/softmax_testing.hpp"
+#include "ops/op_testing.hpp"
 
 namespace opval {
 namespace {
 
 using ops::attention::attention_shape;
 using ops::attention::causal_kind;
-using testing::direct_case;
-using testing::function_backend;
-using testing::run_direct;
-using testing::run_with;
-using testing::worst_ratio;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
+using namespace opval::testing;
 
 // The inputs of p, filled from seed.
-std::vector<tensor> filled(const problem& p, std::uint64_t seed) {
-  std::vector<tensor> in = testing::allocate(p.spec().inputs(p), false);
-  p.spec().fill(p, seed, in);
-  return in;
-}
+std::vector<tensor> filled(const problem& p, std::uint64_t seed) { return filled_case(p, seed).in; }
 
 TEST(attention, hand_computed) {
   problem p = parse_problem("attention b=1 h=1 lq=1 lk=2 d=1 scale=1 dt=f32");
@@ -216,16 +204,7 @@ TEST(attention, permuting_keys_and_values_together_changes_nothing) {
 }
 
 TEST(attention, sim_within_bound_on_every_suite_problem) {
-  double tightest = 0;
-  for (const char* tag : {"smoke", "regression"})
-    for (const auto& line : find_op("attention").suite(tag)) {
-      direct_case c = run_direct(parse_problem(line));
-      ASSERT_TRUE(c.bounds[0].meaningful) << line;
-      const double r = worst_ratio(c);
-      EXPECT_LE(r, 1.0) << line;
-      if (std::getenv("OPVAL_TEST_VERBOSE")) std::printf("%.3g  %s\n", r, line.c_str());
-      tightest = std::max(tightest, r);
-    }
+  const double tightest = expect_within_bound_on_suites("attention");
   std::printf("attention: max observed error / bound over the suites = %.3g\n", tightest);
   EXPECT_GT(tightest, 0.1) << "the bound is loose everywhere";
 }
@@ -241,17 +220,7 @@ TEST(attention, validate_names_the_attribute) {
 // --- end to end through the runner --------------------------------------------------------
 
 TEST(attention, every_suite_problem_passes_under_sim) {
-  auto sim = make_backend("sim");
-  for (const char* tag : {"smoke", "regression"}) {
-    const auto start = std::chrono::steady_clock::now();
-    auto problems = suite_problems(tag, {"attention"});
-    for (const auto& lp : problems) {
-      case_result r = run_case(lp.prob, *sim, run_options{});
-      EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
-    }
-    std::printf("attention %s: %zu cases in %.2f s\n", tag, problems.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  for (const char* tag : {"smoke", "regression"}) expect_suite_passes_under_sim(tag, {"attention"});
 }
 
 // A FlashAttention-style kernel in float: keys in blocks, running max, rescaled sum and output,

@@ -3,25 +3,19 @@
 // index, accumulation in a narrower type, truncation, zeros) and legitimate kernels.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 #include "ops/common_eltwise/broadcast.hpp"
-#include "ops/softmax_testing.hpp"  // run_direct, worst_ratio, function_backend, run_with
+#include "ops/op_testing.hpp"
 #include "opval/error.hpp"
 
 namespace opval {
 namespace {
 
 using ops::eltwise::plan_broadcast;
-using testing::function_backend;
-using testing::run_direct;
-using testing::run_with;
-using testing::worst_ratio;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
+using namespace opval::testing;
 
 TEST(Binary, BroadcastShapes) {
   EXPECT_EQ(plan_broadcast({4, 1, 6, 1}, {5, 1, 7}).out, (dims{4, 5, 6, 7}));
@@ -43,7 +37,7 @@ TEST(Binary, BroadcastShapes) {
 }
 
 // Inputs a (2x3) and b of shape `b_shape` with explicit values.
-testing::direct_case on_values(const std::string& op, const std::vector<double>& a, const dims& b_shape,
+direct_case on_values(const std::string& op, const std::vector<double>& a, const dims& b_shape,
                                const std::vector<double>& b, const std::string& extra = "") {
   problem p = parse_problem(op + " shape_a=2x3 shape_b=" + to_string(b_shape) + extra);
   auto ops = p.spec().inputs(p);
@@ -169,20 +163,9 @@ TEST(Binary, PlantedBugsFail) {
   EXPECT_NE(r.v.st, state::passed) << r.v.reason;
 }
 
-double run_suite(const std::string& tag, const std::string& op) {
-  auto start = std::chrono::steady_clock::now();
-  auto sim = make_backend("sim");
-  for (const auto& lp : suite_problems(tag, {op})) {
-    auto r = run_case(lp.prob, *sim, run_options{}, lp.source);
-    EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
-  }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 TEST(Binary, SuitesPassUnderSim) {
   for (const char* tag : {"smoke", "regression"})
-    for (const char* op : {"add", "mul"})
-      std::printf("  %s %s: %zu cases, %.2f s\n", tag, op, suite_problems(tag, {op}).size(), run_suite(tag, op));
+    for (const char* op : {"add", "mul"}) expect_suite_passes_under_sim(tag, {op});
 }
 
 }  // namespace

@@ -5,32 +5,22 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
-#include "ops/softmax_testing.hpp"  // run_direct, worst_ratio, function_backend, run_with
+#include "ops/op_testing.hpp"
 #include "opval/error.hpp"
 
 namespace opval {
 namespace {
 
-using testing::function_backend;
-using testing::run_direct;
-using testing::run_with;
-using testing::worst_ratio;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+using namespace opval::testing;
 
 // sim and reference of `cast <attrs>` on explicit values (stored in the contract's src).
-testing::direct_case on_values(const std::string& attrs, const std::vector<double>& values) {
-  problem p = parse_problem("cast shape=" + std::to_string(values.size()) + " " + attrs);
-  tensor t(p.dt.src, {static_cast<std::int64_t>(values.size())});
-  t.assign(values);
-  return run_direct(p, 1, {t});
+direct_case on_values(const std::string& attrs, const std::vector<double>& values) {
+  return run_on_values(parse_problem("cast shape=" + std::to_string(values.size()) + " " + attrs), values);
 }
 
 TEST(Cast, OverflowAndSaturation) {
@@ -235,17 +225,7 @@ TEST(Cast, PlantedBugsFail) {
 }
 
 TEST(Cast, SuitesPassUnderSim) {
-  for (const char* tag : {"smoke", "regression"}) {
-    auto start = std::chrono::steady_clock::now();
-    auto sim = make_backend("sim");
-    const auto problems = suite_problems(tag, {"cast"});
-    for (const auto& lp : problems) {
-      auto r = run_case(lp.prob, *sim, run_options{}, lp.source);
-      EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
-    }
-    std::printf("  %s cast: %zu cases, %.2f s\n", tag, problems.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  for (const char* tag : {"smoke", "regression"}) expect_suite_passes_under_sim(tag, {"cast"});
 }
 
 }  // namespace

@@ -2,22 +2,23 @@
 // equivalence, sim within bound, suites end-to-end, planted bugs.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <random>
 
 #include "ops/conv2d/conv2d.hpp"
-#include "ops/gemm_test_util.hpp"
+#include "ops/op_testing.hpp"
 #include "ops/matmul/reference_gemm.hpp"
 #include "opval/error.hpp"
 
 namespace opval::test {
 namespace {
 
+using namespace opval::testing;
+
 TEST(conv2d, hand_computed_padded_strided) {
   // 3x3 input 1..9, 2x2 kernel of ones, padding 1 on top/left only, stride 2: the outputs
   // sum the taps inside the image: (0,0) -> 1; (0,1) -> 2+3; (1,0) -> 4+7; (1,1) -> 5+6+8+9.
-  gemm_case c("conv2d ic=1 oc=1 ih=3 iw=3 kh=2 kw=2 sh=2 sw=2 pt=1 pl=1 bias=1 dt=f64:f64:f64");
+  direct_case c = filled_case("conv2d ic=1 oc=1 ih=3 iw=3 kh=2 kw=2 sh=2 sw=2 pt=1 pl=1 bias=1 dt=f64:f64:f64");
   c.in[0].assign(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
   c.in[1].assign(std::vector<double>{1, 1, 1, 1});
   c.in[2].assign(std::vector<double>{0.5});
@@ -29,7 +30,7 @@ TEST(conv2d, hand_computed_padded_strided) {
 
 TEST(conv2d, hand_computed_dilation_and_depthwise) {
   // Depthwise (g=2), 1x2 kernel with dilation 2 along w: out = w0*x[ix] + w1*x[ix+2].
-  gemm_case c("conv2d ic=2 oc=2 g=2 ih=1 iw=4 kh=1 kw=2 dw=2 dt=f64:f64:f64");
+  direct_case c = filled_case("conv2d ic=2 oc=2 g=2 ih=1 iw=4 kh=1 kw=2 dw=2 dt=f64:f64:f64");
   c.in[0].assign(std::vector<double>{1, 2, 3, 4, 10, 20, 30, 40});
   c.in[1].assign(std::vector<double>{1, -1, 2, 1});
   EXPECT_EQ(c.reference_values(), (std::vector<double>{1 - 3, 2 - 4, 20 + 30, 40 + 40}));
@@ -37,7 +38,7 @@ TEST(conv2d, hand_computed_dilation_and_depthwise) {
 
 TEST(conv2d, integer_padding_uses_the_zero_point) {
   // Padded taps hold the zero point: they add nothing to sum (x - zp) * w.
-  gemm_case c("conv2d ic=1 oc=1 ih=1 iw=1 kh=1 kw=3 pl=1 pr=1 zp_a=100 dt=u8xi8:i32:i32");
+  direct_case c = filled_case("conv2d ic=1 oc=1 ih=1 iw=1 kh=1 kw=3 pl=1 pr=1 zp_a=100 dt=u8xi8:i32:i32");
   c.in[0].assign(std::vector<double>{103});
   c.in[1].assign(std::vector<double>{5, 7, 9});
   EXPECT_EQ(c.reference_values(), (std::vector<double>{21}));
@@ -47,7 +48,7 @@ TEST(conv2d, integer_padding_uses_the_zero_point) {
 
 // conv2d's reference equals im2col followed by the matmul reference GEMM, group by group.
 void expect_equals_im2col_gemm(const std::string& line) {
-  gemm_case c(line);
+  direct_case c = filled_case(line);
   const auto got = c.reference_values();
   const auto s = ops::conv2d::read_shape(c.p);
   const auto x = c.in[0].to_vector(), w = c.in[1].to_vector();
@@ -84,8 +85,8 @@ TEST(conv2d, equals_im2col_plus_matmul_reference) {
 }
 
 TEST(conv2d, nhwc_and_nchw_agree_on_the_same_logical_values) {
-  gemm_case a("conv2d ic=5 oc=6 ih=7 iw=8 kh=3 kw=3 pt=1 pl=2 bias=1 residual=1 dt=f64:f64:f64");
-  gemm_case b("conv2d ic=5 oc=6 ih=7 iw=8 kh=3 kw=3 pt=1 pl=2 bias=1 residual=1 layout=nhwc dt=f64:f64:f64");
+  direct_case a = filled_case("conv2d ic=5 oc=6 ih=7 iw=8 kh=3 kw=3 pt=1 pl=2 bias=1 residual=1 dt=f64:f64:f64");
+  direct_case b = filled_case("conv2d ic=5 oc=6 ih=7 iw=8 kh=3 kw=3 pt=1 pl=2 bias=1 residual=1 layout=nhwc dt=f64:f64:f64");
   EXPECT_EQ(b.in[0].strides(), (dims{7 * 8 * 5, 1, 8 * 5, 5}));
   for (std::size_t i = 0; i < a.in.size(); ++i) b.in[i].assign(a.in[i].to_vector());
   EXPECT_EQ(a.reference_values(), b.reference_values());
@@ -101,7 +102,7 @@ TEST(conv2d, sim_error_within_bound_for_random_cases) {
       "conv2d ic=8 oc=12 ih=9 iw=9 kh=3 kw=3 zp_a=128 scale_a=0.01 scale_b=0.02 scale_b_mode=per_channel bias=1 dt=u8xi8:i32:f32",
   };
   for (const char* l : lines) {
-    gemm_case c(l);
+    direct_case c = filled_case(l);
     EXPECT_LE(c.sim_error_over_bound(), 1.0) << l;
   }
 }
@@ -137,25 +138,8 @@ TEST(conv2d, resnet50_shape_set_parses) {
       EXPECT_NO_THROW(lp.prob.spec().validate(lp.prob)) << lp.source;
 }
 
-void expect_suite_passes(const char* tag) {
-  auto sim = make_backend("sim");
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto lines = find_op("conv2d").suite(tag);
-  int failures = 0;
-  for (const auto& l : lines) {
-    const case_result r = run_with(l, *sim);
-    if (r.v.st != state::passed) {
-      ++failures;
-      ADD_FAILURE() << l << ": " << to_string(r.v.st) << ": " << r.v.reason;
-    }
-  }
-  std::printf("conv2d %s: %zu cases in %.2f s\n", tag, lines.size(),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  EXPECT_EQ(failures, 0);
-}
-
-TEST(conv2d, smoke_suite_passes_under_sim) { expect_suite_passes("smoke"); }
-TEST(conv2d, regression_suite_passes_under_sim) { expect_suite_passes("regression"); }
+TEST(conv2d, smoke_suite_passes_under_sim) { expect_suite_passes_under_sim("smoke", {"conv2d"}); }
+TEST(conv2d, regression_suite_passes_under_sim) { expect_suite_passes_under_sim("regression", {"conv2d"}); }
 
 TEST(conv2d_planted, dropped_last_tap_fails) {
   // The kernel skips the last tap (last kw) of every filter.

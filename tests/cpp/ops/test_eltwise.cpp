@@ -3,12 +3,11 @@
 // kernels (float erff / expf / tanhf, k-ulp elementary functions) that must pass.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "ops/softmax_testing.hpp"  // run_direct, worst_ratio, function_backend, run_with
+#include "ops/op_testing.hpp"
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
 #include "opval/fill.hpp"
@@ -16,25 +15,11 @@
 namespace opval {
 namespace {
 
-using testing::function_backend;
-using testing::run_direct;
-using testing::run_with;
-using testing::worst_ratio;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-// A contiguous input of p's src type holding `values`.
-std::vector<tensor> inputs_of(const problem& p, const std::vector<double>& values) {
-  tensor t(p.dt.src, {static_cast<std::int64_t>(values.size())});
-  t.assign(values);
-  return {t};
-}
+using namespace opval::testing;
 
 // Reference and sim of `op` (one descriptor prefix) on explicit values.
-testing::direct_case on_values(const std::string& prefix, const std::vector<double>& values) {
-  problem p = parse_problem(prefix + " shape=" + std::to_string(values.size()));
-  return run_direct(p, 1, inputs_of(p, values));
+direct_case on_values(const std::string& prefix, const std::vector<double>& values) {
+  return run_on_values(parse_problem(prefix + " shape=" + std::to_string(values.size())), values);
 }
 
 TEST(Eltwise, HandComputedValues) {
@@ -148,6 +133,17 @@ function_backend elementwise(const std::string& name, unary_fn f) {
   });
 }
 
+// A backend computing f(arith, x) in the contract's acc type on each element x (rounded to
+// acc), then rounding to dst as the contract says.
+using acc_fn = std::function<double(const contract_arith&, const contract&, double)>;
+function_backend in_acc(const std::string& name, acc_fn f) {
+  return function_backend(name, [f](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    const contract_arith a(p.dt);
+    const auto xs = in[0].to_vector();
+    for (std::size_t i = 0; i < xs.size(); ++i) out[0].set_at(i, a.out(f(a, p.dt, a.acc(xs[i]))));
+  });
+}
+
 float gelu_erff(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
 float gelu_tanhf(float x) {
   return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
@@ -195,38 +191,19 @@ TEST(Eltwise, LegitimateKernelsPass) {
 // computing every step in acc: the bound must hold (soundness with CUDA's 2-ulp expf/erff).
 TEST(Eltwise, WorstCaseUlpFunctionsPass) {
   for (double dir : {-1.0, 1.0}) {
-    auto gelu_k = function_backend("gelu erf off by 2 ulps", [dir](const problem& p, std::span<const tensor> in,
-                                                                    std::span<tensor> out) {
-      const contract_arith a(p.dt);
-      const auto xs = in[0].to_vector();
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        const double x = a.acc(xs[i]);
-        const double g = off_by(p.dt, std::erf(a.acc(x * a.acc(std::sqrt(0.5)))), p.dt.ulps.erf, dir);
-        out[0].set_at(i, a.out(a.acc(a.acc(0.5 * x) * a.acc(1 + g))));
-      }
+    auto gelu_k = in_acc("gelu erf off by 2 ulps", [dir](const contract_arith& a, const contract& c, double x) {
+      const double g = off_by(c, std::erf(a.acc(x * a.acc(std::sqrt(0.5)))), c.ulps.erf, dir);
+      return a.acc(a.acc(0.5 * x) * a.acc(1 + g));
     });
-    auto silu_k = function_backend("silu exp off by 2 ulps", [dir](const problem& p, std::span<const tensor> in,
-                                                                    std::span<tensor> out) {
-      const contract_arith a(p.dt);
-      const auto xs = in[0].to_vector();
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        const double x = a.acc(xs[i]);
-        const double e = off_by(p.dt, std::exp(-x), p.dt.ulps.exp, dir);
-        // the reciprocal form: one more rounding than x / (1 + e)
-        out[0].set_at(i, a.out(a.acc(x * a.acc(1.0 / a.acc(1 + e)))));
-      }
+    auto silu_k = in_acc("silu exp off by 2 ulps", [dir](const contract_arith& a, const contract& c, double x) {
+      const double e = off_by(c, std::exp(-x), c.ulps.exp, dir);
+      return a.acc(x * a.acc(1.0 / a.acc(1 + e)));  // the reciprocal form: one more rounding than x / (1 + e)
     });
-    auto tanh_k = function_backend("gelu tanh off by 2 ulps", [dir](const problem& p, std::span<const tensor> in,
-                                                                     std::span<tensor> out) {
-      const contract_arith a(p.dt);
-      const auto xs = in[0].to_vector();
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        const double x = a.acc(xs[i]);
-        const double x3 = a.acc(a.acc(x * x) * x);
-        const double z = a.acc(a.acc(0.7978845608028654) * a.acc(x + a.acc(a.acc(0.044715) * x3)));
-        const double t = off_by(p.dt, std::tanh(z), p.dt.ulps.tanh, dir);
-        out[0].set_at(i, a.out(a.acc(a.acc(0.5 * x) * a.acc(1 + t))));
-      }
+    auto tanh_k = in_acc("gelu tanh off by 2 ulps", [dir](const contract_arith& a, const contract& c, double x) {
+      const double x3 = a.acc(a.acc(x * x) * x);
+      const double z = a.acc(a.acc(0.7978845608028654) * a.acc(x + a.acc(a.acc(0.044715) * x3)));
+      const double t = off_by(c, std::tanh(z), c.ulps.tanh, dir);
+      return a.acc(a.acc(0.5 * x) * a.acc(1 + t));
     });
     for (const char* dt : {"f32", "f16:f16:f16", "bf16:f32:bf16"})
       for (const char* f : {"default", "large", "uniform", "wide"}) {
@@ -282,26 +259,12 @@ TEST(Eltwise, PlantedBugsFail) {
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
 }
 
-double run_suite(const std::string& tag, const std::vector<std::string>& ops) {
-  auto start = std::chrono::steady_clock::now();
-  auto sim = make_backend("sim");
-  run_options o;
-  for (const auto& lp : suite_problems(tag, ops)) {
-    auto r = run_case(lp.prob, *sim, o, lp.source);
-    EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
-  }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 TEST(Eltwise, SmokeSuitePassesUnderSim) {
-  for (const char* op : {"gelu", "relu", "silu"})
-    std::printf("  smoke %s: %zu cases, %.2f s\n", op, suite_problems("smoke", {op}).size(), run_suite("smoke", {op}));
+  for (const char* op : {"gelu", "relu", "silu"}) expect_suite_passes_under_sim("smoke", {op});
 }
 
 TEST(Eltwise, RegressionSuitePassesUnderSim) {
-  for (const char* op : {"gelu", "relu", "silu"})
-    std::printf("  regression %s: %zu cases, %.2f s\n", op, suite_problems("regression", {op}).size(),
-                run_suite("regression", {op}));
+  for (const char* op : {"gelu", "relu", "silu"}) expect_suite_passes_under_sim("regression", {op});
 }
 
 }  // namespace

@@ -7,18 +7,19 @@
 
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/matmul/reference_gemm.hpp"
-#include "ops/gemm_test_util.hpp"
+#include "ops/op_testing.hpp"
 #include "opval/error.hpp"
 
 namespace opval::test {
 namespace {
 
+using namespace opval::testing;
 using ops::common_gemm::epilogue_inputs;
 
 void set_values(tensor& t, const std::vector<double>& v) { t.assign(v); }
 
 TEST(matmul, hand_computed_epilogue) {
-  gemm_case c("matmul m=2 n=2 k=3 alpha=2 bias=1 act=relu residual=1 dt=f64:f64:f64");
+  direct_case c = filled_case("matmul m=2 n=2 k=3 alpha=2 bias=1 act=relu residual=1 dt=f64:f64:f64");
   set_values(c.in[0], {1, 2, 3, 4, 5, 6});
   set_values(c.in[1], {1, 0, 0, 1, 1, -1});
   set_values(c.in[2], {1, 0.5});
@@ -31,7 +32,7 @@ TEST(matmul, hand_computed_epilogue) {
 
 TEST(matmul, hand_computed_beta_and_transposes) {
   // Logical A = [[1,2],[3,4]] stored transposed with lda=3; B = I stored transposed.
-  gemm_case c("matmul m=2 n=2 k=2 ta=1 lda=3 tb=1 beta=0.5 ldc=4 dt=f64:f64:f64");
+  direct_case c = filled_case("matmul m=2 n=2 k=2 ta=1 lda=3 tb=1 beta=0.5 ldc=4 dt=f64:f64:f64");
   set_values(c.in[0], {1, 2, 3, 4});
   set_values(c.in[1], {1, 0, 0, 1});
   set_values(c.in[2], {2, 2, 2, 2});
@@ -40,7 +41,7 @@ TEST(matmul, hand_computed_beta_and_transposes) {
 }
 
 TEST(matmul, hand_computed_integer_zero_points) {
-  gemm_case c("matmul m=1 n=1 k=2 zp_a=128 scale_a=0.5 scale_b=0.25 dt=u8xi8:i32:f32");
+  direct_case c = filled_case("matmul m=1 n=1 k=2 zp_a=128 scale_a=0.5 scale_b=0.25 dt=u8xi8:i32:f32");
   set_values(c.in[0], {130, 126});
   set_values(c.in[1], {2, 3});
   // (2*2 + (-2)*3) * 0.125 = -0.25
@@ -50,21 +51,21 @@ TEST(matmul, hand_computed_integer_zero_points) {
 }
 
 TEST(matmul, integer_dst_saturates_in_reference) {
-  gemm_case c("matmul m=1 n=2 k=1 scale_dst=0.5 zp_dst=3 dt=i8xi8:i32:i8");
+  direct_case c = filled_case("matmul m=1 n=2 k=1 scale_dst=0.5 zp_dst=3 dt=i8xi8:i32:i8");
   set_values(c.in[0], {100});
   set_values(c.in[1], {1, -1});
   EXPECT_EQ(c.reference_values(), (std::vector<double>{127, -128 + 0.0 * 0 + 0}));  // 203 and -197 clamp
 }
 
 TEST(matmul, layouts_give_the_same_reference) {
-  gemm_case tight("matmul m=7 n=13 k=31 dt=f64:f64:f64");
-  gemm_case strided("matmul m=7 n=13 k=31 ta=1 tb=1 lda=9 ldb=40 ldc=20 dt=f64:f64:f64");
+  direct_case tight = filled_case("matmul m=7 n=13 k=31 dt=f64:f64:f64");
+  direct_case strided = filled_case("matmul m=7 n=13 k=31 ta=1 tb=1 lda=9 ldb=40 ldc=20 dt=f64:f64:f64");
   for (int i = 0; i < 2; ++i) strided.in[i].assign(tight.in[i].to_vector());
   EXPECT_EQ(tight.reference_values(), strided.reference_values());
 }
 
 TEST(matmul, broadcast_batches_match_single_products) {
-  gemm_case b("matmul m=3 n=4 k=5 batch_a=2x1 batch_b=3 dt=f64:f64:f64");
+  direct_case b = filled_case("matmul m=3 n=4 k=5 batch_a=2x1 batch_b=3 dt=f64:f64:f64");
   const auto all = b.reference_values();
   ASSERT_EQ(b.ref[0].shape(), (dims{2, 3, 3, 4}));
   const auto a = b.in[0].to_vector(), bb = b.in[1].to_vector();
@@ -77,7 +78,7 @@ TEST(matmul, broadcast_batches_match_single_products) {
 }
 
 TEST(matmul, metamorphic_linearity_and_row_permutation) {
-  gemm_case c("matmul m=9 n=11 k=17 dt=f64:f64:f64");
+  direct_case c = filled_case("matmul m=9 n=11 k=17 dt=f64:f64:f64");
   const auto base = c.reference_values();
   auto a = c.in[0].to_vector();
   for (double& x : a) x *= 2;
@@ -154,30 +155,30 @@ TEST(matmul, sim_error_within_bound_for_random_cases) {
       std::string d = dt;
       const auto space = d.find(' ');
       line += (space == std::string::npos ? "" : d.substr(space)) + " dt=" + d.substr(0, space);
-      gemm_case c(line, 100 + count++);
+      direct_case c = filled_case(line, 100 + count++);
       const double ratio = c.sim_error_over_bound();
       EXPECT_LE(ratio, 1.0) << line;
     }
 }
 
 TEST(matmul, integer_accumulation_is_exact) {
-  gemm_case c("matmul m=8 n=9 k=300 zp_a=128 dt=u8xi8:i32:i32");
+  direct_case c = filled_case("matmul m=8 n=9 k=300 zp_a=128 dt=u8xi8:i32:i32");
   const auto want = c.reference_values();
   c.run_simulate();
   EXPECT_EQ(c.out[0].to_vector(), want);
 }
 
 TEST(matmul, exact_fill_makes_sim_equal_reference) {
-  gemm_case c("matmul m=17 n=33 k=65 alpha=0.5 beta=2 bias=1 act=relu residual=1 dt=f32:f32:f32 fill=exact");
-  EXPECT_TRUE(c.traits.exact);
+  direct_case c = filled_case("matmul m=17 n=33 k=65 alpha=0.5 beta=2 bias=1 act=relu residual=1 dt=f32:f32:f32 fill=exact");
+  EXPECT_TRUE(c.ft.exact);
   const auto want = c.reference_values();
   c.run_simulate();
   EXPECT_EQ(c.out[0].to_vector(), want);
   // Not exact once a step must round: gelu, or a scale that is not a power of two.
-  EXPECT_FALSE(gemm_case("matmul m=4 n=4 k=4 act=gelu dt=f32:f32:f32 fill=exact").traits.exact);
-  EXPECT_FALSE(gemm_case("matmul m=4 n=4 k=4 alpha=0.3 dt=f32:f32:f32 fill=exact").traits.exact);
-  EXPECT_TRUE(gemm_case("matmul m=4 n=4 k=4 dt=f32:f32:f32 fill=positive").traits.same_sign);
-  EXPECT_FALSE(gemm_case("matmul m=4 n=4 k=4 beta=-1 dt=f32:f32:f32 fill=positive").traits.same_sign);
+  EXPECT_FALSE(filled_case("matmul m=4 n=4 k=4 act=gelu dt=f32:f32:f32 fill=exact").ft.exact);
+  EXPECT_FALSE(filled_case("matmul m=4 n=4 k=4 alpha=0.3 dt=f32:f32:f32 fill=exact").ft.exact);
+  EXPECT_TRUE(filled_case("matmul m=4 n=4 k=4 dt=f32:f32:f32 fill=positive").ft.same_sign);
+  EXPECT_FALSE(filled_case("matmul m=4 n=4 k=4 beta=-1 dt=f32:f32:f32 fill=positive").ft.same_sign);
 }
 
 TEST(matmul, activation_lipschitz_constants_bound_the_derivative) {
@@ -194,7 +195,7 @@ TEST(matmul, activation_lipschitz_constants_bound_the_derivative) {
 }
 
 TEST(matmul, bound_is_tight_for_f32) {
-  gemm_case c("matmul m=64 n=64 k=256 dt=f32:f32:f32");
+  direct_case c = filled_case("matmul m=64 n=64 k=256 dt=f32:f32:f32");
   const double ratio = c.sim_error_over_bound();
   EXPECT_GT(ratio, 0.01);  // not vacuous: errors reach at least 1% of the bound
 }
@@ -220,26 +221,8 @@ TEST(matmul, unsupported_contract_and_bad_attributes_throw) {
   EXPECT_THROW(s.validate(parse_problem("matmul m=2 n=2 k=2 zp_a=3")), opval::error);
 }
 
-// Every suite problem passes with the sim backend under the default policy.
-void expect_suite_passes(const char* tag) {
-  auto sim = make_backend("sim");
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto lines = find_op("matmul").suite(tag);
-  int failures = 0;
-  for (const auto& l : lines) {
-    const case_result r = run_with(l, *sim);
-    if (r.v.st != state::passed) {
-      ++failures;
-      ADD_FAILURE() << l << ": " << to_string(r.v.st) << ": " << r.v.reason;
-    }
-  }
-  std::printf("matmul %s: %zu cases in %.2f s\n", tag, lines.size(),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  EXPECT_EQ(failures, 0);
-}
-
-TEST(matmul, smoke_suite_passes_under_sim) { expect_suite_passes("smoke"); }
-TEST(matmul, regression_suite_passes_under_sim) { expect_suite_passes("regression"); }
+TEST(matmul, smoke_suite_passes_under_sim) { expect_suite_passes_under_sim("smoke", {"matmul"}); }
+TEST(matmul, regression_suite_passes_under_sim) { expect_suite_passes_under_sim("regression", {"matmul"}); }
 
 // --- planted bugs and legitimate variants ---------------------------------------------
 
@@ -311,6 +294,36 @@ TEST(matmul_planted, all_zero_output_is_mistrusted) {
     out[0].assign(std::vector<double>(out[0].numel(), 0.0));
   });
   EXPECT_EQ(run_with("matmul m=16 n=16 k=16 dt=f32:f32:f32", b).v.st, state::mistrusted);
+}
+
+/// Summation orders a correct kernel may use, in f32.
+enum class sum_order { forward, reversed, split_k, pairwise };
+
+/// The f32 dot product of x and y in the given order (products rounded by fmaf).
+float dot_in_order(const std::vector<float>& x, const std::vector<float>& y, std::size_t lo, std::size_t hi,
+                   sum_order o) {
+  switch (o) {
+    case sum_order::forward: {
+      float s = 0;
+      for (std::size_t i = lo; i < hi; ++i) s = std::fmaf(x[i], y[i], s);
+      return s;
+    }
+    case sum_order::reversed: {
+      float s = 0;
+      for (std::size_t i = hi; i-- > lo;) s = std::fmaf(x[i], y[i], s);
+      return s;
+    }
+    case sum_order::split_k: {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      return dot_in_order(x, y, lo, mid, sum_order::forward) + dot_in_order(x, y, mid, hi, sum_order::forward);
+    }
+    case sum_order::pairwise: {
+      if (hi - lo <= 4) return dot_in_order(x, y, lo, hi, sum_order::forward);
+      const std::size_t mid = lo + (hi - lo) / 2;
+      return dot_in_order(x, y, lo, mid, sum_order::pairwise) + dot_in_order(x, y, mid, hi, sum_order::pairwise);
+    }
+  }
+  return 0;
 }
 
 // A float kernel (f32 accumulation) summing in `order`, then the contract's epilogue.

@@ -3,19 +3,14 @@
 // end-to-end verdicts: the suites pass under sim, planted bugs fail.
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "opval/backend.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
-#include "opval/op_spec.hpp"
-#include "opval/problem.hpp"
-#include "opval/runner.hpp"
+#include "ops/op_testing.hpp"
 #include "ops/reduce/reduce.hpp"
 
 namespace {
@@ -23,66 +18,35 @@ namespace {
 using namespace opval;
 using opval::ops::reduce::sum_order;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+namespace ot = opval::testing;
+using ot::direct_case;
+using ot::function_backend;
+using ot::inf;
 
-struct case_data {
-  problem p;
-  fill_traits ft;
-  std::vector<tensor> in, ref, got;
-};
-
-std::vector<tensor> allocate(const std::vector<operand>& ops, bool f64) {
-  std::vector<tensor> t;
-  for (const auto& o : ops) t.emplace_back(f64 ? dtype::f64 : o.type, o.shape, f64 ? layout{} : o.lay);
-  return t;
+/// The sim kernel summing in `order`.
+ot::kernel_fn in_order(sum_order order) {
+  return [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    ops::reduce::reduce_simulate(p, in, out, order);
+  };
 }
 
-/// Recomputes reference and the kernel (sim with `order`) for the current inputs.
-void recompute(case_data& c, sum_order order = sum_order::forward) {
-  c.p.spec().reference(c.p, c.in, c.ref);
-  ops::reduce::reduce_simulate(c.p, c.in, c.got, order);
+/// Recomputes the kernel (sim with `order`), reference and bounds for the current inputs.
+void recompute(direct_case& c, sum_order order = sum_order::forward) { c.recompute(in_order(order)); }
+
+direct_case make_case(const problem& p, std::uint64_t seed = 1, sum_order order = sum_order::forward) {
+  return ot::run_direct(p, seed, {}, in_order(order));
 }
 
-case_data make_case(const problem& p, std::uint64_t seed = 1, sum_order order = sum_order::forward) {
-  case_data c{p, {}, {}, {}, {}};
-  const op_spec& spec = c.p.spec();
-  spec.validate(c.p);
-  c.in = allocate(spec.inputs(c.p), false);
-  c.ref = allocate(spec.outputs(c.p), true);
-  c.got = allocate(spec.outputs(c.p), false);
-  c.ft = spec.fill(c.p, seed, c.in);
-  recompute(c, order);
-  return c;
-}
-
-case_data make_case(const std::string& line, std::uint64_t seed = 1, sum_order order = sum_order::forward) {
+direct_case make_case(const std::string& line, std::uint64_t seed = 1, sum_order order = sum_order::forward) {
   return make_case(parse_problem(line), seed, order);
 }
 
 /// A case on given input values (row-major).
-case_data with_values(const std::string& line, const std::vector<double>& x) {
-  case_data c = make_case(line);
+direct_case with_values(const std::string& line, const std::vector<double>& x) {
+  direct_case c = make_case(line);
   c.in[0].assign(x);
   recompute(c);
   return c;
-}
-
-double worst_error_over_bound(const case_data& c) {
-  const auto b = c.p.spec().bound(c.p, c.ft, bound_options{}, c.in, c.ref);
-  EXPECT_TRUE(b[0].meaningful) << c.p.to_string() << ": " << b[0].why_not;
-  const double* ref = c.ref[0].data_as<double>();
-  const double* comp = b[0].compute.data_as<double>();
-  double worst = 0;
-  for (std::int64_t i = 0; i < c.ref[0].numel(); ++i) {
-    const double got = c.got[0].at(i);
-    if (!std::isfinite(ref[i])) {
-      EXPECT_TRUE(std::isnan(ref[i]) ? std::isnan(got) : got == ref[i]) << c.p.to_string() << " at " << i;
-      continue;
-    }
-    const double total = comp[i] + output_rounding_bound(c.p.dt.dst, c.p.dt.dst_round, c.p.dt.denorm, ref[i]);
-    worst = std::max(worst, std::fabs(got - ref[i]) / total);
-  }
-  return worst;
 }
 
 std::vector<double> values(const tensor& t) { return t.to_vector(); }
@@ -92,31 +56,31 @@ std::vector<double> values(const tensor& t) { return t.to_vector(); }
 TEST(reduce, hand_computed) {
   const std::vector<double> x{1, 2, 3, 4, 5, 6};  // 2x3
   EXPECT_EQ(values(with_values("reduce shape=2x3 axes=1 kind=sum", x).ref[0]), (std::vector<double>{6, 15}));
-  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=0 kind=sum", x).got[0]), (std::vector<double>{5, 7, 9}));
-  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=1 kind=mean", x).got[0]), (std::vector<double>{2, 5}));
-  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=0 kind=max", x).got[0]), (std::vector<double>{4, 5, 6}));
-  case_data all = with_values("reduce shape=2x3 axes=0x1 kind=sum dt=i32", x);
-  EXPECT_EQ(all.got[0].rank(), 0);
-  EXPECT_EQ(values(all.got[0]), (std::vector<double>{21}));
-  case_data kept = with_values("reduce shape=2x3 axes=1 kind=max keepdims=1 dt=bf16:f32:bf16", x);
-  EXPECT_EQ(kept.got[0].shape(), (dims{2, 1}));
-  EXPECT_EQ(values(kept.got[0]), (std::vector<double>{3, 6}));
+  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=0 kind=sum", x).out[0]), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=1 kind=mean", x).out[0]), (std::vector<double>{2, 5}));
+  EXPECT_EQ(values(with_values("reduce shape=2x3 axes=0 kind=max", x).out[0]), (std::vector<double>{4, 5, 6}));
+  direct_case all = with_values("reduce shape=2x3 axes=0x1 kind=sum dt=i32", x);
+  EXPECT_EQ(all.out[0].rank(), 0);
+  EXPECT_EQ(values(all.out[0]), (std::vector<double>{21}));
+  direct_case kept = with_values("reduce shape=2x3 axes=1 kind=max keepdims=1 dt=bf16:f32:bf16", x);
+  EXPECT_EQ(kept.out[0].shape(), (dims{2, 1}));
+  EXPECT_EQ(values(kept.out[0]), (std::vector<double>{3, 6}));
   // 3-D, middle and outer+inner axes: x[i][j][k] = 100 i + 10 j + k over 2x3x4.
   std::vector<double> y;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 4; ++k) y.push_back(100 * i + 10 * j + k);
-  EXPECT_EQ(values(with_values("reduce shape=2x3x4 axes=1 kind=sum", y).got[0]),
+  EXPECT_EQ(values(with_values("reduce shape=2x3x4 axes=1 kind=sum", y).out[0]),
             (std::vector<double>{30, 33, 36, 39, 330, 333, 336, 339}));
-  EXPECT_EQ(values(with_values("reduce shape=2x3x4 axes=0x2 kind=max", y).got[0]),
+  EXPECT_EQ(values(with_values("reduce shape=2x3x4 axes=0x2 kind=max", y).out[0]),
             (std::vector<double>{103, 113, 123}));
   // Negative axes (through the API) count from the end.
   problem p = parse_problem("reduce shape=2x3 kind=sum");
   p.set("axes", dims{-1});
-  case_data neg = make_case(p);
+  direct_case neg = make_case(p);
   neg.in[0].assign(x);
   recompute(neg);
-  EXPECT_EQ(values(neg.got[0]), (std::vector<double>{6, 15}));
+  EXPECT_EQ(values(neg.out[0]), (std::vector<double>{6, 15}));
 }
 
 TEST(reduce, empty_reductions) {
@@ -124,8 +88,8 @@ TEST(reduce, empty_reductions) {
   p.set("shape", dims{3, 0});
   for (const char* kind : {"sum", "mean", "max"}) {
     p.set("kind", std::string(kind));
-    case_data c = make_case(p);
-    for (const auto& t : {c.ref[0], c.got[0]}) {
+    direct_case c = make_case(p);
+    for (const auto& t : {c.ref[0], c.out[0]}) {
       ASSERT_EQ(t.numel(), 3);
       for (double v : values(t)) {
         if (std::string(kind) == "sum") {
@@ -140,16 +104,16 @@ TEST(reduce, empty_reductions) {
   }
   p.dt = parse_contract_types("i32");
   p.set("kind", std::string("max"));
-  EXPECT_EQ(values(make_case(p).got[0]), std::vector<double>(3, -2147483648.0));
+  EXPECT_EQ(values(make_case(p).out[0]), std::vector<double>(3, -2147483648.0));
   // A kept axis of extent 0: no outputs at all.
   p.set("shape", dims{0, 5});
-  EXPECT_EQ(make_case(p).got[0].numel(), 0);
+  EXPECT_EQ(make_case(p).out[0].numel(), 0);
 }
 
 TEST(reduce, max_semantics_nan_wins_and_positive_zero) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  case_data c = with_values("reduce shape=3x3 axes=1 kind=max", {1, nan, 3, -0.0, 0.0, -0.0, -inf, -0.0, -5});
-  for (const auto& t : {c.ref[0], c.got[0]}) {
+  direct_case c = with_values("reduce shape=3x3 axes=1 kind=max", {1, nan, 3, -0.0, 0.0, -0.0, -inf, -0.0, -5});
+  for (const auto& t : {c.ref[0], c.out[0]}) {
     const auto got = values(t);
     EXPECT_TRUE(std::isnan(got[0]));
     EXPECT_TRUE(got[1] == 0 && !std::signbit(got[1])) << "max(-0, +0, -0) is +0";
@@ -163,24 +127,24 @@ TEST(reduce, max_semantics_nan_wins_and_positive_zero) {
 
 // sum is linear and, with max, invariant to permuting the reduced elements.
 TEST(reduce, metamorphic_linearity_and_permutation) {
-  case_data a = make_case("reduce shape=16x257 axes=1 kind=sum", 1);
-  case_data b = make_case("reduce shape=16x257 axes=1 kind=sum", 2);
+  direct_case a = make_case("reduce shape=16x257 axes=1 kind=sum", 1);
+  direct_case b = make_case("reduce shape=16x257 axes=1 kind=sum", 2);
   const auto xa = values(a.in[0]), xb = values(b.in[0]);
   std::vector<double> mixed(xa.size());
   for (std::size_t i = 0; i < xa.size(); ++i) mixed[i] = 0.5 * xa[i] + xb[i];  // exact in f64
   tensor t(dtype::f64, a.in[0].shape());
   t.assign(mixed);
-  case_data m = a;
-  m.ref = allocate(m.p.spec().outputs(m.p), true);
+  direct_case m = a;
+  m.ref = ot::allocate(m.p.spec().outputs(m.p), true);
   m.in = {t};
-  m.p.spec().reference(m.p, m.in, m.ref);
+  m.run_reference();
   for (int r = 0; r < 16; ++r)
     EXPECT_NEAR(values(m.ref[0])[r], 0.5 * values(a.ref[0])[r] + values(b.ref[0])[r], 1e-12);
 
   for (const char* kind : {"sum", "max"}) {
-    case_data c = make_case(std::string("reduce shape=4x1000 axes=1 dt=f32 kind=") + kind);
+    direct_case c = make_case(std::string("reduce shape=4x1000 axes=1 dt=f32 kind=") + kind);
     const auto before = values(c.ref[0]);
-    const auto before_got = values(c.got[0]);
+    const auto before_got = values(c.out[0]);
     std::vector<double> x = values(c.in[0]);
     for (int r = 0; r < 4; ++r) std::reverse(x.begin() + r * 1000, x.begin() + (r + 1) * 1000);
     std::rotate(x.begin(), x.begin() + 1000, x.end());  // rows move too: outputs rotate
@@ -190,38 +154,27 @@ TEST(reduce, metamorphic_linearity_and_permutation) {
     for (int r = 0; r < 4; ++r) {
       EXPECT_NEAR(after[r], before[(r + 1) % 4], 1e-12) << kind;
       if (std::string(kind) == "max") {
-        EXPECT_EQ(values(c.got[0])[r], before_got[(r + 1) % 4]);
+        EXPECT_EQ(values(c.out[0])[r], before_got[(r + 1) % 4]);
       }
     }
-    EXPECT_LE(worst_error_over_bound(c), 1.0);
+    EXPECT_LE(ot::checked_worst_ratio(c), 1.0);
   }
 }
 
 TEST(reduce, validation_names_the_attribute) {
-  auto message = [](const std::string& line) {
-    try {
-      problem p = parse_problem(line);
-      p.spec().validate(p);
-    } catch (const opval::error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_NE(message("reduce shape=4x8 axes=2").find("axes=2"), std::string::npos);
-  EXPECT_NE(message("reduce shape=4x8 axes=1x1").find("twice"), std::string::npos);
-  EXPECT_NE(message("reduce shape=4x8 axes=1 kind=mean dt=i32").find("kind=mean"), std::string::npos);
-  EXPECT_NE(message("reduce shape=4x8 axes=1 dt=tf32").find("does not support contract"), std::string::npos);
-  EXPECT_NE(message("reduce shape=4x8 axes=1 dt=bf16:bf16:bf16").find("does not support contract"), std::string::npos);
-  EXPECT_EQ(message("reduce shape=4x8x3 axes=0x2 kind=max keepdims=1 dt=f16:f16:f16"), "");
+  EXPECT_NE(ot::validation_error("reduce shape=4x8 axes=2").find("axes=2"), std::string::npos);
+  EXPECT_NE(ot::validation_error("reduce shape=4x8 axes=1x1").find("twice"), std::string::npos);
+  EXPECT_NE(ot::validation_error("reduce shape=4x8 axes=1 kind=mean dt=i32").find("kind=mean"), std::string::npos);
+  EXPECT_NE(ot::validation_error("reduce shape=4x8 axes=1 dt=tf32").find("does not support contract"), std::string::npos);
+  EXPECT_NE(ot::validation_error("reduce shape=4x8 axes=1 dt=bf16:bf16:bf16").find("does not support contract"), std::string::npos);
+  EXPECT_EQ(ot::validation_error("reduce shape=4x8x3 axes=0x2 kind=max keepdims=1 dt=f16:f16:f16"), "");
 }
 
 TEST(reduce, sim_and_other_orders_within_bound_on_suites) {
-  for (const char* tag : {"smoke", "regression"})
-    for (const auto& line : find_op("reduce").suite(tag))
-      for (sum_order order : {sum_order::forward, sum_order::reversed, sum_order::pairwise}) {
-        case_data c = make_case(line, 1, order);
-        EXPECT_LE(worst_error_over_bound(c), 1.0) << line << " order " << int(order);
-      }
+  for (sum_order order : {sum_order::forward, sum_order::reversed, sum_order::pairwise}) {
+    SCOPED_TRACE("order " + std::to_string(int(order)));
+    ot::expect_within_bound_on_suites("reduce", in_order(order));
+  }
 }
 
 // gamma * sum|x| is the standard a-priori bound; on zero-mean data the partial sums grow only
@@ -229,8 +182,8 @@ TEST(reduce, sim_and_other_orders_within_bound_on_suites) {
 TEST(reduce, bound_is_not_vacuous_on_normal_data) {
   for (const char* line : {"reduce shape=64x4096 axes=1 dt=f32", "reduce shape=64x512 axes=1 dt=f16:f16:f16",
                            "reduce shape=4096x64 axes=0 kind=mean dt=f32"}) {
-    case_data c = make_case(line);
-    const double ratio = worst_error_over_bound(c);
+    direct_case c = make_case(line);
+    const double ratio = ot::checked_worst_ratio(c);
     EXPECT_GT(ratio, 1e-3) << line;
     EXPECT_LE(ratio, 1.0) << line;
   }
@@ -239,67 +192,35 @@ TEST(reduce, bound_is_not_vacuous_on_normal_data) {
 // ---------------------------------------------------------------------------------------------
 // End to end through run_case
 
-class function_backend final : public backend {
- public:
-  using kernel = std::function<void(const problem&, std::span<const tensor>, std::span<tensor>)>;
-  explicit function_backend(kernel k) : k_(std::move(k)) {}
-  std::string name() const override { return "test-kernel"; }
-  std::string version() const override { return "0"; }
-  support supports(const problem&) const override { return support::yes(); }
-  execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    k_(p, in, out);
-    return {"test kernel", ""};
-  }
-
- private:
-  kernel k_;
-};
-
-state run(const std::string& line, backend& b, std::string* reason = nullptr) {
-  const case_result r = run_case(parse_problem(line), b, run_options{});
-  if (reason) *reason = r.v.reason;
-  return r.v.st;
-}
-
 TEST(reduce, suites_pass_under_sim) {
-  auto sim = make_backend("sim");
-  for (const char* tag : {"smoke", "regression"}) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto lines = find_op("reduce").suite(tag);
-    for (const auto& line : lines) {
-      std::string why;
-      EXPECT_EQ(run(line, *sim, &why), state::passed) << line << ": " << why;
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("reduce %s suite: %zu cases in %.2f s\n", tag, lines.size(), s);
-  }
+  for (const char* tag : {"smoke", "regression"}) ot::expect_suite_passes_under_sim(tag, {"reduce"});
 }
 
 TEST(reduce, other_summation_orders_pass) {
   for (sum_order order : {sum_order::reversed, sum_order::pairwise}) {
-    function_backend b([order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    function_backend b("order", [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
       ops::reduce::reduce_simulate(p, in, out, order);
     });
     for (const char* line : {"reduce shape=8x4096 axes=1 dt=f32", "reduce shape=300x7x5 axes=0x2 kind=mean dt=bf16:f32:bf16",
                              "reduce shape=16x500 axes=1 dt=f16:f16:f16 fill=cancel"}) {
-      std::string why;
-      EXPECT_EQ(run(line, b, &why), state::passed) << line << ": " << why;
+      const case_result r = ot::run_with(line, b);
+      EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
     }
   }
 }
 
 TEST(reduce, f16_accumulation_fails_an_f32_contract) {
-  function_backend b([](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  function_backend b("f16_accumulation", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     problem q = p;
     q.dt.acc = dtype::f16;
     ops::reduce::reduce_simulate(q, in, out, sum_order::forward);
   });
-  std::string why;
-  EXPECT_EQ(run("reduce shape=16x1000 axes=1 dt=f16:f32:f16", b, &why), state::failed) << why;
+  const case_result r = ot::run_with("reduce shape=16x1000 axes=1 dt=f16:f32:f16", b);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
 }
 
 TEST(reduce, dropping_the_last_term_fails) {
-  function_backend b([](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  function_backend b("drop_last_term", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     tensor x = in[0].contiguous();
     const std::int64_t n = x.shape().back();
     for (std::int64_t r = 0; r < x.numel() / n; ++r) x.set_at(r * n + n - 1, 0.0);
@@ -308,13 +229,13 @@ TEST(reduce, dropping_the_last_term_fails) {
   });
   for (const char* line : {"reduce shape=16x1000 axes=1 dt=f32", "reduce shape=16x33 axes=1 kind=mean dt=bf16:f32:bf16",
                            "reduce shape=256x8 axes=1 kind=max dt=f32 fill=positive"}) {
-    std::string why;
-    EXPECT_EQ(run(line, b, &why), state::failed) << line << ": " << why;
+    const case_result r = ot::run_with(line, b);
+    EXPECT_EQ(r.v.st, state::failed) << line << ": " << r.v.reason;
   }
 }
 
 TEST(reduce, max_ignoring_nan_fails) {
-  function_backend b([](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  function_backend b("max_ignoring_nan", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     std::vector<double> x = in[0].to_vector();
     for (double& v : x)
       if (std::isnan(v)) v = -inf;  // fmax-style: NaN loses
@@ -323,23 +244,23 @@ TEST(reduce, max_ignoring_nan_fails) {
     const tensor xs[] = {clean};
     ops::reduce::reduce_simulate(p, xs, out, sum_order::forward);
   });
-  std::string why;
-  EXPECT_EQ(run("reduce shape=64x40 axes=1 kind=max dt=f32 fill=special", b, &why), state::failed) << why;
-  EXPECT_NE(why.find("NaN"), std::string::npos) << why;
+  const case_result r = ot::run_with("reduce shape=64x40 axes=1 kind=max dt=f32 fill=special", b);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  EXPECT_NE(r.v.reason.find("NaN"), std::string::npos) << r.v.reason;
 }
 
 TEST(reduce, truncated_output_fails_and_zeros_are_mistrusted) {
-  function_backend truncating([](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  function_backend truncating("truncating", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     problem q = p;
     q.dt.dst_round = rounding::rz;
     ops::reduce::reduce_simulate(q, in, out, sum_order::forward);
   });
-  std::string why;
-  EXPECT_EQ(run("reduce shape=20000x16 axes=1 kind=mean dt=bf16:f32:bf16", truncating, &why), state::failed) << why;
-  function_backend zeros([](const problem&, std::span<const tensor>, std::span<tensor> out) {
+  const case_result r = ot::run_with("reduce shape=20000x16 axes=1 kind=mean dt=bf16:f32:bf16", truncating);
+  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  function_backend zeros("zeros", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
     out[0].assign(std::vector<double>(static_cast<std::size_t>(out[0].numel()), 0.0));
   });
-  EXPECT_EQ(run("reduce shape=16x64 axes=1 dt=f32", zeros), state::mistrusted);
+  EXPECT_EQ(ot::run_with("reduce shape=16x64 axes=1 dt=f32", zeros).v.st, state::mistrusted);
 }
 
 }  // namespace

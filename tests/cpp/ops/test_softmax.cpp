@@ -4,40 +4,27 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <numeric>
 
 #include "opval/error.hpp"
 #include "opval/rng.hpp"
 #include "ops/softmax/softmax_family.hpp"
-#include "ops/softmax_testing.hpp"
+#include "ops/op_testing.hpp"
 
 namespace opval {
 namespace {
 
-using testing::direct_case;
-using testing::function_backend;
-using testing::run_direct;
-using testing::run_with;
-using testing::worst_ratio;
-
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using namespace opval::testing;
 
 // Reference and sim of one row given explicitly (f32 contract).
 struct row_result {
   std::vector<double> ref, sim;
 };
 row_result run_row(const std::string& op, const std::vector<double>& x) {
-  problem p = parse_problem(op + " shape=" + std::to_string(x.size()) + " dt=f32");
-  tensor in(dtype::f32, {static_cast<std::int64_t>(x.size())});
-  in.assign(x);
-  std::vector<tensor> ins{in};
-  direct_case c = run_direct(p, 1, ins);
+  const direct_case c = run_on_values(parse_problem(op + " shape=" + std::to_string(x.size()) + " dt=f32"), x);
   return {c.ref[0].to_vector(), c.out[0].to_vector()};
 }
 
@@ -73,7 +60,7 @@ TEST(softmax, axis_selects_the_normalized_dimension) {
 
 TEST(softmax, nan_or_positive_infinity_make_the_row_nan) {
   for (const char* op : {"softmax", "log_softmax"}) {
-    for (double bad : {nan, inf}) {
+    for (double bad : {nan_v, inf}) {
       row_result r = run_row(op, {1.0, bad, 2.0});
       for (double v : r.ref) EXPECT_TRUE(std::isnan(v)) << op;
       for (double v : r.sim) EXPECT_TRUE(std::isnan(v)) << op;
@@ -127,17 +114,7 @@ TEST(softmax, large_fill_overflows_without_max_subtraction) {
 // All problems of both ops' suites: sim within the bound, and the bound not vacuous.
 TEST(softmax, sim_within_bound_on_every_suite_problem) {
   for (const char* op : {"softmax", "log_softmax"}) {
-    double tightest = 0;
-    for (const char* tag : {"smoke", "regression"}) {
-      for (const auto& line : find_op(op).suite(tag)) {
-        direct_case c = run_direct(parse_problem(line));
-        ASSERT_TRUE(c.bounds[0].meaningful) << line;
-        const double r = worst_ratio(c);
-        EXPECT_LE(r, 1.0) << line;
-        if (std::getenv("OPVAL_TEST_VERBOSE")) std::printf("%.3g  %s\n", r, line.c_str());
-        tightest = std::max(tightest, r);
-      }
-    }
+    const double tightest = expect_within_bound_on_suites(op);
     std::printf("%s: max observed error / bound over the suites = %.3g\n", op, tightest);
     EXPECT_GT(tightest, 0.1) << op << ": the bound is loose everywhere";
   }
@@ -155,22 +132,12 @@ TEST(softmax, validate_names_the_attribute) {
 // --- end to end through the runner --------------------------------------------------------
 
 TEST(softmax, every_suite_problem_passes_under_sim) {
-  auto sim = make_backend("sim");
-  for (const char* tag : {"smoke", "regression"}) {
-    const auto start = std::chrono::steady_clock::now();
-    auto problems = suite_problems(tag, {"softmax", "log_softmax"});
-    for (const auto& lp : problems) {
-      case_result r = run_case(lp.prob, *sim, run_options{});
-      EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
-    }
-    std::printf("softmax+log_softmax %s: %zu cases in %.2f s\n", tag, problems.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  for (const char* tag : {"smoke", "regression"}) expect_suite_passes_under_sim(tag, {"softmax", "log_softmax"});
 }
 
 // A float kernel over the rows of a softmax-family problem; `row` works in place.
 using row_kernel = std::function<void(std::vector<float>& row, bool log)>;
-function_backend::kernel rows_with(row_kernel row) {
+kernel_fn rows_with(row_kernel row) {
   return [row](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     const auto g = ops::softmax::geometry_of(p.get_dims("shape"), p.get_int("axis"));
     const bool log = p.op() == "log_softmax";

@@ -1,0 +1,218 @@
+#pragma once
+// Helpers shared by every op test: run one problem's stages directly on its op spec (fill,
+// kernel, reference, bound), measure the kernel's error against the bound, wrap a plain
+// function as a backend (planted bugs, legitimate variant kernels), and run whole suites.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "opval/backend.hpp"
+#include "opval/error.hpp"
+#include "opval/error_model.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+#include "opval/runner.hpp"
+
+namespace opval::testing {
+
+/// Special values for hand-written inputs.
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+inline constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+
+/// A kernel: computes the outputs of a problem from its inputs (as backend::execute does).
+using kernel_fn = std::function<void(const problem&, std::span<const tensor>, std::span<tensor>)>;
+
+/// Tensors for `ops`: in their own types and layouts, or contiguous f64 (reference outputs).
+inline std::vector<tensor> allocate(const std::vector<operand>& ops, bool f64) {
+  std::vector<tensor> t;
+  for (const auto& o : ops) t.emplace_back(f64 ? dtype::f64 : o.type, o.shape, f64 ? layout{} : o.lay);
+  return t;
+}
+
+/// Every stage of one case, run directly on the op spec.
+struct direct_case {
+  problem p;
+  std::vector<tensor> in, out, ref;
+  fill_traits ft;
+  std::vector<error_bound> bounds;
+
+  /// The fp64 reference on the current inputs.
+  void run_reference() { p.spec().reference(p, in, ref); }
+  /// The kernel `k` on the current inputs (the op's sim when empty).
+  void run_simulate(const kernel_fn& k = {}) {
+    if (k) {
+      k(p, in, out);
+    } else {
+      p.spec().simulate(p, in, out);
+    }
+  }
+  /// The bounds of the current inputs and reference.
+  void run_bound() { bounds = p.spec().bound(p, ft, bound_options{}, in, ref); }
+  /// Kernel, reference and bounds again, after the inputs changed.
+  void recompute(const kernel_fn& k = {}) {
+    run_simulate(k);
+    run_reference();
+    run_bound();
+  }
+  /// The reference of output 0 on the current inputs.
+  std::vector<double> reference_values() {
+    run_reference();
+    return ref[0].to_vector();
+  }
+  /// Recomputes sim, reference and bounds; the checked_worst_ratio of the result.
+  double sim_error_over_bound();
+};
+
+/// Validates p and allocates its operands, filling the inputs from `seed`; computes nothing.
+inline direct_case filled_case(const problem& p, std::uint64_t seed = 1) {
+  direct_case c{p, {}, {}, {}, {}, {}};
+  const op_spec& s = p.spec();
+  s.validate(p);
+  c.in = allocate(s.inputs(p), false);
+  c.out = allocate(s.outputs(p), false);
+  c.ref = allocate(s.outputs(p), true);
+  c.ft = s.fill(p, seed, c.in);
+  return c;
+}
+inline direct_case filled_case(const std::string& line, std::uint64_t seed = 1) {
+  return filled_case(parse_problem(line), seed);
+}
+
+/// Fills the inputs of p (or keeps `in` when given), runs the kernel (sim by default), the
+/// reference and the bounds.
+inline direct_case run_direct(const problem& p, std::uint64_t seed = 1, std::vector<tensor> in = {},
+                              const kernel_fn& k = {}) {
+  auto given = [&] {
+    p.spec().validate(p);
+    return direct_case{p, std::move(in), allocate(p.spec().outputs(p), false), allocate(p.spec().outputs(p), true),
+                       {}, {}};
+  };
+  direct_case c = in.empty() ? filled_case(p, seed) : given();
+  c.recompute(k);
+  return c;
+}
+
+/// run_direct of p on one contiguous input of p's src type holding `values`.
+inline direct_case run_on_values(const problem& p, const std::vector<double>& values) {
+  tensor t(p.dt.src, {static_cast<std::int64_t>(values.size())});
+  t.assign(values);
+  return run_direct(p, 1, {t});
+}
+
+namespace detail {
+// max |out - ref| / (compute bound + output rounding) over output 0; +inf where NaN or
+// infinities disagree (NaN and equal infinities are exact matches), each one reported as a
+// test failure when `report`.
+inline double worst_ratio(const direct_case& c, bool report) {
+  const std::vector<double> got = c.out[0].to_vector();
+  const double* ref = c.ref[0].data_as<double>();
+  const double* bnd = c.bounds[0].compute.data_as<double>();
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const bool nan = std::isnan(ref[i]) || std::isnan(got[i]);
+    if (nan || std::isinf(ref[i]) || std::isinf(got[i])) {
+      const bool agree = nan ? std::isnan(ref[i]) == std::isnan(got[i]) : ref[i] == got[i];
+      if (!agree) {
+        if (report) ADD_FAILURE() << c.p.to_string() << " element " << i << " got " << got[i] << " want " << ref[i];
+        worst = std::numeric_limits<double>::infinity();
+      }
+      continue;
+    }
+    const double total = bnd[i] + output_rounding_bound(c.p.dt.dst, c.p.dt.dst_round, c.p.dt.denorm, ref[i]);
+    worst = std::max(worst, std::fabs(got[i] - ref[i]) / total);
+  }
+  return worst;
+}
+}  // namespace detail
+
+/// max |out - ref| / (compute bound + output rounding) over output 0; +inf on a NaN or
+/// infinity disagreement.
+inline double worst_ratio(const direct_case& c) { return detail::worst_ratio(c, false); }
+
+/// worst_ratio, also failing the test where the bound is not meaningful or where NaN or
+/// infinities disagree (naming the element).
+inline double checked_worst_ratio(const direct_case& c) {
+  EXPECT_TRUE(c.bounds[0].meaningful) << c.p.to_string() << ": " << c.bounds[0].why_not;
+  return detail::worst_ratio(c, true);
+}
+
+inline double direct_case::sim_error_over_bound() {
+  recompute();
+  return checked_worst_ratio(*this);
+}
+
+/// Every problem of the smoke and regression suites of `op`: the kernel (sim by default)
+/// within the bound. Returns the largest error / bound ratio (OPVAL_TEST_VERBOSE prints each).
+inline double expect_within_bound_on_suites(const std::string& op, const kernel_fn& k = {}) {
+  double worst = 0;
+  for (const char* tag : {"smoke", "regression"})
+    for (const auto& line : find_op(op).suite(tag)) {
+      const direct_case c = run_direct(parse_problem(line), 1, {}, k);
+      const double r = checked_worst_ratio(c);
+      EXPECT_LE(r, 1.0) << line;
+      if (std::getenv("OPVAL_TEST_VERBOSE")) std::printf("%.3g  %s\n", r, line.c_str());
+      worst = std::max(worst, r);
+    }
+  return worst;
+}
+
+/// The message of the error that parsing and validating `line` throws; empty when none.
+inline std::string validation_error(const std::string& line) {
+  try {
+    problem p = parse_problem(line);
+    p.spec().validate(p);
+  } catch (const error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A backend computing with a plain function (a planted bug or a variant kernel).
+class function_backend final : public backend {
+ public:
+  function_backend(std::string name, kernel_fn k) : name_(std::move(name)), k_(std::move(k)) {}
+  std::string name() const override { return name_; }
+  std::string version() const override { return "test"; }
+  support supports(const problem&) const override { return support::yes(); }
+  execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    k_(p, in, out);
+    return {name_, ""};
+  }
+
+ private:
+  std::string name_;
+  kernel_fn k_;
+};
+
+/// run_case with default options (bound policy, seed 1, perturbation check on).
+inline case_result run_with(const std::string& line, backend& b, std::uint64_t seed = 1) {
+  run_options o;
+  o.seed = seed;
+  return run_case(parse_problem(line), b, o);
+}
+
+/// Every problem of the `tag` suites of `ops` passes with the sim backend under the default
+/// policy; prints the case count and the time taken.
+inline void expect_suite_passes_under_sim(const std::string& tag, const std::vector<std::string>& ops) {
+  auto sim = make_backend("sim");
+  const auto start = std::chrono::steady_clock::now();
+  const auto problems = suite_problems(tag, ops);
+  for (const auto& lp : problems) {
+    const case_result r = run_case(lp.prob, *sim, run_options{}, lp.source);
+    EXPECT_EQ(r.v.st, state::passed) << lp.source << ": " << r.descriptor << ": " << r.v.reason;
+  }
+  std::string names;
+  for (const auto& op : ops) names += (names.empty() ? "" : "+") + op;
+  std::printf("%s %s suite: %zu cases in %.2f s\n", names.c_str(), tag.c_str(), problems.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+}  // namespace opval::testing
