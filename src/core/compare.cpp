@@ -63,8 +63,11 @@ struct distinct_sketch {
   static constexpr std::int32_t no_slot = bits;
   std::vector<std::uint64_t> words = std::vector<std::uint64_t>(bits / 64 + 1, 0);
   bool collecting = true;  // off once half the bitmap is set: the estimate is then large enough
+  // Folds exponent and mantissa bits with shifts and xors (a 64-bit multiply is slow in SIMD);
+  // values rounded to short types differ in their top mantissa bits, random ones everywhere.
   static std::int32_t slot_of(double v) {
-    return static_cast<std::int32_t>((std::bit_cast<std::uint64_t>(v) * 0x9e3779b97f4a7c15ull) >> 48);
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(v);
+    return static_cast<std::int32_t>((b ^ (b >> 16) ^ (b >> 32) ^ (b >> 48)) & 0xffffu);
   }
   void add_slot(std::int32_t slot) { words[slot >> 6] |= 1ull << (slot & 63); }
   void merge(const distinct_sketch& o) {

@@ -177,6 +177,8 @@ std::vector<std::string> attention_spec::suite(std::string_view tag) const {
     add("b=1 h=2 lq=5 lk=7 d=8", "f32", "normal");
     add("b=2 h=4 hkv=2 lq=9 lk=5 d=16 causal=bottom_right mask=bias key_lengths=1", "bf16:f32:bf16 mid=bf16",
         "large");
+    add("b=1 h=2 lq=7 lk=19 d=32 causal=top_left", "tf32", "uniform");
+    add("b=1 h=3 hkv=1 lq=11 lk=9 d=64", "f16:f32:f16 mid=f16", "normal");
     return lines;
   }
   if (tag != "regression") return lines;

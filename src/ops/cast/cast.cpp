@@ -253,7 +253,11 @@ class cast_spec final : public eltwise::unary_spec {
     const eltwise::suite_axis axes[] = {{"shape=257", "shape=13x17 stride_pad=3 step=2"},
                                         {"", "fill=special"},
                                         {"", "saturate=1", "scale=100"}};
-    return eltwise::covering_lines(name(), axes, cs);
+    std::vector<std::string> lines = eltwise::covering_lines(name(), axes, cs);
+    // Every supported pair once, so smoke covers every contract of the op.
+    for (dtype a : all_types)
+      for (dtype b : all_types) lines.push_back(fmt::format("{} shape=257 dt={}", name(), contract_text(a, b)));
+    return lines;
   }
 };
 

@@ -131,6 +131,7 @@ inline fill_traits norm_fill(const problem& p, std::uint64_t seed, std::span<ten
   }
   // Constant rows: the n equal terms of the mean's sum round alike, so errors add up linearly.
   ft.same_sign = name == "positive" || name == constant_rows_fill;
+  ft.repeated_values = name == constant_rows_fill;  // constant rows repeat one rounding error
   ft.has_specials = name == "special";
   for (std::size_t k = 1; k < in.size(); ++k) {
     const double centre = k == 1 ? 1.0 : 0.0;
