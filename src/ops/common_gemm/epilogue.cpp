@@ -68,26 +68,24 @@ double activation_lipschitz(activation a) {
   return 1.0;
 }
 
-attr_def alpha_attr() { return real_attr("alpha", 1.0, "multiplies the product (and the dequantization scales)"); }
-attr_def beta_attr() { return real_attr("beta", 0.0, "multiplies the input C (an operand when beta != 0)"); }
-attr_def bias_attr() { return bool_attr("bias", false, "adds a per-channel bias operand before the activation"); }
-attr_def act_attr() {
-  return choice_attr("act", "none", {"none", "relu", "gelu", "gelu_tanh", "silu"},
-                     "activation after bias (gelu = erf form)");
+attr_schema schema_with_epilogue(std::vector<attr_def> own, bool with_beta) {
+  own.push_back(real_attr("alpha", 1.0, "multiplies the product (and the dequantization scales)"));
+  if (with_beta) own.push_back(real_attr("beta", 0.0, "multiplies the input C (an operand when beta != 0)"));
+  own.push_back(bool_attr("bias", false, "adds a per-channel bias operand before the activation"));
+  own.push_back(choice_attr("act", "none", {"none", "relu", "gelu", "gelu_tanh", "silu"},
+                            "activation after bias (gelu = erf form)"));
+  own.push_back(bool_attr("residual", false, "adds a residual operand after the activation"));
+  own.push_back(real_attr("scale_a", 1.0, "dequantization scale of the first input"));
+  own.push_back(real_attr("scale_b", 1.0,
+                          "dequantization scale of the second input (per_channel: multiplies the scale operand)"));
+  own.push_back(choice_attr("scale_b_mode", "per_tensor", {"per_tensor", "per_channel"},
+                            "per_channel: scales per output channel come as the input operand scale_b"));
+  own.push_back(int_attr("zp_a", 0, "zero point of the first input (integer contracts)", -128, 255));
+  own.push_back(int_attr("zp_b", 0, "zero point of the second input (integer contracts)", -128, 255));
+  own.push_back(real_attr("scale_dst", 1.0, "integer dst: dst = y / scale_dst + zp_dst"));
+  own.push_back(int_attr("zp_dst", 0, "integer dst: zero point of the output", -2147483648.0, 2147483647.0));
+  return attr_schema(std::move(own));
 }
-attr_def residual_attr() { return bool_attr("residual", false, "adds a residual operand after the activation"); }
-attr_def scale_a_attr() { return real_attr("scale_a", 1.0, "dequantization scale of the first input"); }
-attr_def scale_b_attr() {
-  return real_attr("scale_b", 1.0, "dequantization scale of the second input (per_channel: multiplies the scale operand)");
-}
-attr_def scale_b_mode_attr() {
-  return choice_attr("scale_b_mode", "per_tensor", {"per_tensor", "per_channel"},
-                     "per_channel: scales per output channel come as the input operand scale_b");
-}
-attr_def zp_a_attr() { return int_attr("zp_a", 0, "zero point of the first input (integer contracts)", -128, 255); }
-attr_def zp_b_attr() { return int_attr("zp_b", 0, "zero point of the second input (integer contracts)", -128, 255); }
-attr_def scale_dst_attr() { return real_attr("scale_dst", 1.0, "integer dst: dst = y / scale_dst + zp_dst"); }
-attr_def zp_dst_attr() { return int_attr("zp_dst", 0, "integer dst: zero point of the output", -2147483648.0, 2147483647.0); }
 
 epilogue_spec read_epilogue(const problem& p, bool has_beta) {
   epilogue_spec e;

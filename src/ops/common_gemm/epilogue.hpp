@@ -44,20 +44,10 @@ struct epilogue_spec {
   bool integer_dst = false;
 };
 
-/// Schema entries of the epilogue attributes, so both ops document them identically.
-/// `with_beta` adds `beta` (matmul's C operand); conv2d's sum post-op is `residual`.
-attr_def alpha_attr();
-attr_def beta_attr();
-attr_def bias_attr();
-attr_def act_attr();
-attr_def residual_attr();
-attr_def scale_a_attr();
-attr_def scale_b_attr();
-attr_def scale_b_mode_attr();
-attr_def zp_a_attr();
-attr_def zp_b_attr();
-attr_def scale_dst_attr();
-attr_def zp_dst_attr();
+/// An op's schema: its own attributes followed by the epilogue's, so both ops document the
+/// epilogue identically. `with_beta` adds `beta` (matmul's C operand); conv2d's sum post-op is
+/// `residual`.
+attr_schema schema_with_epilogue(std::vector<attr_def> own, bool with_beta);
 
 /// Reads the epilogue attributes of p (beta only when the op has it) and checks that they fit
 /// the contract (zero points need integer inputs, scale_dst/zp_dst need an integer dst, ...).

@@ -185,7 +185,7 @@ class conv2d_spec final : public op_spec {
   std::vector<std::string> suite(std::string_view tag) const override { return conv2d_suite(tag); }
 
  private:
-  attr_schema schema_{
+  attr_schema schema_ = common_gemm::schema_with_epilogue({
       int_attr("mb", 1, "minibatch", 1),
       int_attr("ic", 1, "input channels", 1),
       int_attr("oc", 1, "output channels", 1),
@@ -203,18 +203,7 @@ class conv2d_spec final : public op_spec {
       int_attr("dw", 1, "dilation along w (1 = dense)", 1),
       int_attr("g", 1, "groups (g = ic = oc: depthwise)", 1),
       choice_attr("layout", "nchw", {"nchw", "nhwc"}, "memory layout of src, dst, residual (weights oihw / ohwi)"),
-      alpha_attr(),
-      bias_attr(),
-      act_attr(),
-      residual_attr(),
-      scale_a_attr(),
-      scale_b_attr(),
-      scale_b_mode_attr(),
-      zp_a_attr(),
-      zp_b_attr(),
-      scale_dst_attr(),
-      zp_dst_attr(),
-  };
+  }, false);
 };
 
 }  // namespace

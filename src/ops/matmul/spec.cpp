@@ -197,7 +197,7 @@ class matmul_spec final : public op_spec {
   std::vector<std::string> suite(std::string_view tag) const override { return matmul_suite(tag); }
 
  private:
-  attr_schema schema_{
+  attr_schema schema_ = common_gemm::schema_with_epilogue({
       int_attr("m", 1, "rows of A and dst", 1),
       int_attr("n", 1, "columns of B and dst", 1),
       int_attr("k", 1, "the reduction length", 1),
@@ -208,19 +208,7 @@ class matmul_spec final : public op_spec {
       int_attr("lda", 0, "leading dimension of stored A (0 = tight)", 0),
       int_attr("ldb", 0, "leading dimension of stored B (0 = tight)", 0),
       int_attr("ldc", 0, "leading dimension of dst and C (0 = tight)", 0),
-      alpha_attr(),
-      beta_attr(),
-      bias_attr(),
-      act_attr(),
-      residual_attr(),
-      scale_a_attr(),
-      scale_b_attr(),
-      scale_b_mode_attr(),
-      zp_a_attr(),
-      zp_b_attr(),
-      scale_dst_attr(),
-      zp_dst_attr(),
-  };
+  }, true);
 };
 
 }  // namespace
