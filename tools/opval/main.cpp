@@ -173,19 +173,21 @@ int list_command(const list_args& a) {
 // ---------------------------------------------------------------- problems
 
 /// A --problems value names a file when one exists there, or when it cannot be a
-/// descriptor (a single word with a path separator or an extension); else it is a descriptor.
+/// descriptor: a single word that is a path, has an extension, or is not an op name (a named
+/// shape set of tests/problems/, such as `resnet50_conv`). Else it is a descriptor.
 bool names_a_file(const std::string& item) {
   if (std::filesystem::exists(item)) return true;
   bool one_word = item.find_first_of(" \t=") == std::string::npos;
-  return one_word && item.find_first_of("/.") != std::string::npos;
+  if (!one_word) return false;
+  if (item.find_first_of("/.") != std::string::npos) return true;
+  const auto& ops = all_ops();
+  return std::none_of(ops.begin(), ops.end(), [&](const op_spec* s) { return s->name() == item; });
 }
 
 /// parse_problem and read_problem_file validate each problem, so an impossible shape is
 /// reported here, before anything runs.
 std::vector<located_problem> problems_from(const std::string& item) {
   if (!names_a_file(item)) return {{parse_problem(item), "<command line>"}};
-  if (!std::filesystem::exists(item))
-    throw error("cannot read problem file '" + item + "': no such file");
   if (std::filesystem::is_directory(item))
     throw error("cannot read problem file '" + item + "': it is a directory");
   return read_problem_file(item);
