@@ -3,6 +3,7 @@
 // closing line `N passed, N failed, N skipped` that scripts can grep.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -80,10 +81,12 @@ class console_reporter final : public reporter {
                worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),
                duration(r.times.total));
     if (verbose_ || v.st != state::passed) explain(r);
+    per_op_[r.op].add(v.st);
     out_.flush();
   }
 
   void on_finish(const run_summary& s) override {
+    if (per_op_.size() > 1) print_per_op();
     fmt::print(out_, "\n{} case{} in {}\n", s.total(), s.total() == 1 ? "" : "s", duration(s.seconds));
     if (s.mistrusted > 0) fmt::print(out_, "(of which {} mistrusted)\n", s.mistrusted);
     if (s.unimplemented > 0) fmt::print(out_, "(of which {} unimplemented)\n", s.unimplemented);
@@ -93,6 +96,15 @@ class console_reporter final : public reporter {
   }
 
  private:
+  /// One line per op, so a long run reads at a glance.
+  void print_per_op() {
+    fmt::print(out_, "\nper op: {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", "", "passed", "failed", "mistrusted",
+               "skipped", "unimplemented");
+    for (const auto& [op, t] : per_op_)
+      fmt::print(out_, "        {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", op, t.passed, t.failed, t.mistrusted,
+                 t.skipped, t.unimplemented);
+  }
+
   void print_header() {
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MAX ULPS",
                "ERR/BOUND", "TIME");
@@ -177,6 +189,7 @@ class console_reporter final : public reporter {
 
   std::ostream& out_;
   bool verbose_;
+  std::map<std::string, run_summary> per_op_;
   bool header_printed_ = false;
   std::string policy_text_;
 };
