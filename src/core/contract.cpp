@@ -1,5 +1,6 @@
 #include "opval/contract.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <vector>
 
@@ -78,11 +79,10 @@ function_accuracy parse_ulps(std::string_view v) {
 }
 
 std::string format_ulps(const function_accuracy& a) {
+  // The shortest text that reads back to the same double, so that to_string() round trips.
   auto num = [](double x) {
-    std::string s = std::to_string(x);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-    return s;
+    char buf[32];
+    return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
   };
   return "exp:" + num(a.exp) + ",erf:" + num(a.erf) + ",tanh:" + num(a.tanh) + ",div:" + num(a.div) +
          ",rsqrt:" + num(a.rsqrt) + ",log:" + num(a.log);
@@ -94,9 +94,9 @@ bool contract::rounds_inputs() const { return math != src && is_float(math); }
 
 std::string contract::types_string() const {
   std::string s(opval::to_string(src));
-  if (wei != src) s += "x" + std::string(opval::to_string(wei));
-  if (math != src) s += "@" + std::string(opval::to_string(math));
-  return s + ":" + std::string(opval::to_string(acc)) + ":" + std::string(opval::to_string(dst));
+  if (wei != src) s.append("x").append(opval::to_string(wei));
+  if (math != src) s.append("@").append(opval::to_string(math));
+  return s.append(":").append(opval::to_string(acc)).append(":").append(opval::to_string(dst));
 }
 
 std::string contract::to_string() const {

@@ -32,11 +32,12 @@ std::string_view policy_name(policy_kind k) {
 }
 
 std::string policy::to_string() const {
+  // {} prints the shortest text that reads back to the same double.
   switch (kind) {
-    case policy_kind::bound: return fmt::format("bound:false_alarm={:g}", false_alarm);
-    case policy_kind::relative_to_sim: return fmt::format("relative-to-sim:m={:g}", sim_factor);
+    case policy_kind::bound: return fmt::format("bound:false_alarm={}", false_alarm);
+    case policy_kind::relative_to_sim: return fmt::format("relative-to-sim:m={}", sim_factor);
     case policy_kind::exact: return "exact";
-    case policy_kind::fixed: return fmt::format("fixed:rtol={:g},atol={:g}", rtol, atol);
+    case policy_kind::fixed: return fmt::format("fixed:rtol={},atol={}", rtol, atol);
   }
   return "?";
 }
@@ -58,8 +59,13 @@ policy parse_policy(std::string_view text) {
     if (eq == item.npos) throw error("policy parameter '" + std::string(item) + "' is not key=value");
     std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
     double x = parse_number(key, value);
-    if (key == "false_alarm" && p.kind == policy_kind::bound && x > 0 && x < 1) p.false_alarm = x;
-    else if (key == "m" && p.kind == policy_kind::relative_to_sim && x >= 1) p.sim_factor = x;
+    auto out_of_range = [&](const char* range) {
+      return error("policy parameter '" + std::string(item) + "' is out of range (" + range + ")");
+    };
+    if (key == "false_alarm" && p.kind == policy_kind::bound && !(x > 0 && x < 1)) throw out_of_range("0 < false_alarm < 1");
+    if (key == "m" && p.kind == policy_kind::relative_to_sim && !(x >= 1)) throw out_of_range("m >= 1");
+    if (key == "false_alarm" && p.kind == policy_kind::bound) p.false_alarm = x;
+    else if (key == "m" && p.kind == policy_kind::relative_to_sim) p.sim_factor = x;
     else if (key == "rtol" && p.kind == policy_kind::fixed) p.rtol = x;
     else if (key == "atol" && p.kind == policy_kind::fixed) p.atol = x;
     else throw error("policy " + std::string(name) + " takes no parameter '" + std::string(item) + "'");

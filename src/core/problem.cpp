@@ -109,13 +109,25 @@ void read_into(const std::filesystem::path& path, std::vector<located_problem>& 
     std::string text = trim(line.substr(0, line.find('#')));
     if (text.empty()) continue;
     if (text.rfind("include ", 0) == 0) {
-      read_into(resolve_problem_file(trim(text.substr(8)), path.parent_path()), out, depth + 1);
+      std::filesystem::path included;
+      try {
+        included = resolve_problem_file(trim(text.substr(8)), path.parent_path());
+      } catch (const error& e) {
+        throw error(where + ": " + e.what());
+      }
+      read_into(included, out, depth + 1);
       continue;
     }
     try {
       out.push_back({parse_problem(text), where});
     } catch (const parse_error& e) {
-      throw parse_error(where + ":" + std::to_string(e.column()) + ": " + e.what(), e.token(), e.column());
+      // Columns count in the file's line, not in its trimmed text; file:line:column replaces
+      // the descriptor's own "column N: " prefix.
+      const std::size_t column = e.column() + line.find_first_not_of(" \t\r\n");
+      std::string message = e.what();
+      if (const std::string own = "column " + std::to_string(e.column()) + ": "; message.rfind(own, 0) == 0)
+        message.erase(0, own.size());
+      throw parse_error(where + ":" + std::to_string(column) + ": " + message, e.token(), column);
     } catch (const error& e) {
       throw error(where + ": " + e.what());
     }

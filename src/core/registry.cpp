@@ -59,7 +59,7 @@ const op_spec& find_op(std::string_view name) {
     if (s->name() == name) return *s;
   std::vector<std::string_view> names;
   for (const op_spec* s : all_ops()) names.push_back(s->name());
-  throw error("unknown op '" + std::string(name) + "' (known: " + joined(names) + ")");
+  throw error(fmt::format("unknown op '{}' (known: {})", name, joined(names)));
 }
 
 std::vector<std::string> backend_names() {
@@ -71,7 +71,7 @@ std::vector<std::string> backend_names() {
 std::unique_ptr<backend> make_backend(std::string_view name) {
   auto it = backends().find(std::string(name));
   if (it == backends().end())
-    throw error("unknown backend '" + std::string(name) + "' (known: " + joined(backend_names()) + ")");
+    throw error(fmt::format("unknown backend '{}' (known: {})", name, joined(backend_names())));
   return it->second();
 }
 

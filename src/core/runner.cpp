@@ -102,7 +102,7 @@ judgement judge_by_bound(const error_bound& eb, const tensor& ref, const contrac
   return j;
 }
 
-judgement judge_by_constant(double threshold, std::string text) {
+judgement judge_by_constant(std::string text) {
   judgement j;
   j.bound_text = std::move(text);
   j.bias_skip = "the policy has no per-element error model to tell rounding-dominated elements";
@@ -239,17 +239,17 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
       j = judge_by_bound(bounds[i], refs[i], p.dt);
       j.bias_skip = bias_exemption(p.dt, ft);
     } else if (o.pol.kind == policy_kind::exact) {
-      j = judge_by_constant(0.0, "exact (bitwise)");
+      j = judge_by_constant("exact (bitwise)");
       j.total = map_reference(refs[i], [](std::int64_t, double) { return 0.0; });
     } else if (o.pol.kind == policy_kind::fixed) {
-      j = judge_by_constant(0.0, fmt::format("fixed: atol {:g} + rtol {:g} * |ref|", o.pol.atol, o.pol.rtol));
+      j = judge_by_constant(fmt::format("fixed: atol {:g} + rtol {:g} * |ref|", o.pol.atol, o.pol.rtol));
       j.total = map_reference(refs[i], [&](std::int64_t, double x) { return o.pol.atol + o.pol.rtol * std::fabs(x); });
     } else {
       const double m = o.pol.kind == policy_kind::relative_to_sim ? o.pol.sim_factor : policy{}.sim_factor;
       const double floor_ = traits(p.dt.dst).unit_roundoff * max_abs_finite(refs[i]);
       const double sim_err = sim_error(i);
       const double threshold = m * std::max(sim_err, floor_);
-      j = judge_by_constant(threshold, fmt::format("relative-to-sim: |err| <= {:g} * max(sim max err {:.3g}, "
+      j = judge_by_constant(fmt::format("relative-to-sim: |err| <= {:g} * max(sim max err {:.3g}, "
                                                    "u_out*max|ref| {:.3g}) = {:.3g}", m, sim_err, floor_, threshold));
       j.total = map_reference(refs[i], [&](std::int64_t, double) { return threshold; });
       if (o.pol.kind == policy_kind::bound)
