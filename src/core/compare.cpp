@@ -304,12 +304,17 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
   if (!(std::fabs(r - v.ref0) <= b + v.bound0 || (std::isnan(r) && std::isnan(v.ref0)))) p.ref_constant = false;
   if (std::fabs(r) > b) ++p.ref_significant;
   double abs_err, ulps;
+  // Agreeing special values are exact matches: they count in the histograms' zero bins.
+  auto exact_match = [&] {
+    p.ulp_hist.add(0.0);
+    if (v.bound) p.over_hist.add(0.0);
+  };
   if (std::isnan(g) || std::isnan(r)) {
-    if (std::isnan(g) && std::isnan(r)) return;
+    if (std::isnan(g) && std::isnan(r)) return exact_match();
     ++p.nan_mismatch;
     abs_err = inf, ulps = inf;
   } else if (std::isinf(g) || std::isinf(r)) {
-    if (g == r || overflow_expected(in.ulp_type, r, b, g)) return;
+    if (g == r || overflow_expected(in.ulp_type, r, b, g)) return exact_match();
     ++p.inf_mismatch;
     abs_err = inf, ulps = inf;
   } else {
