@@ -22,6 +22,7 @@
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
+#include "opval/plugin_backend.hpp"
 #include "opval/policy.hpp"
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
@@ -47,6 +48,7 @@ struct list_args {
 /// Options shared by `run` and `repro`: how each case runs and where results go.
 struct case_args {
   std::string backend = "sim";
+  std::string plugin;  ///< a kernel plugin to use instead of --backend
   std::string policy = "bound";
   std::uint64_t seed = 1;
   int worst = 5;
@@ -70,6 +72,9 @@ struct repro_args {
 void add_case_options(CLI::App& cmd, case_args& a) {
   cmd.add_option("--backend", a.backend, "backend under test (see `opval list backends`)")
       ->capture_default_str();
+  cmd.add_option("--plugin", a.plugin,
+                 "use the kernel plugin (shared library, see docs/PLUGINS.md) instead of --backend")
+      ->type_name("PATH");
   cmd.add_option("--policy", a.policy,
                  "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
       ->capture_default_str();
@@ -266,6 +271,23 @@ std::ofstream open_jsonl(const std::string& path) {
   return out;
 }
 
+/// The backend under test: the --plugin library when given, else the named --backend
+/// (o.backend then names the plugin backend, for the report header).
+std::unique_ptr<backend> make_case_backend(const case_args& a, run_options& o) {
+  if (a.plugin.empty()) return make_backend(a.backend);
+  std::unique_ptr<backend> b = load_plugin_backend(a.plugin);
+  o.backend = b->name();
+  return b;
+}
+
+/// The runner writes `--backend NAME`; a plugin is reproduced by its path instead.
+void point_repro_at_plugin(case_result& r, const case_args& a) {
+  if (a.plugin.empty()) return;
+  std::string from = "--backend " + r.backend;
+  if (auto at = r.repro.find(from); at != std::string::npos)
+    r.repro.replace(at, from.size(), "--plugin '" + a.plugin + "'");
+}
+
 /// Runs every problem through the reporters; the exit code says whether all ran and passed.
 int run_problems(const std::vector<located_problem>& problems, const run_options& o, backend& b,
                  const case_args& a, bool verbose) {
@@ -283,6 +305,7 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
   auto start = std::chrono::steady_clock::now();
   for (const located_problem& lp : problems) {
     case_result result = run_guarded(lp, b, o);
+    point_repro_at_plugin(result, a);
     summary.add(result.v.st);
     for (auto& r : reporters) r->on_result(result);
   }
@@ -297,13 +320,13 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
 // Names (policy, backend) are checked before problems are selected or anything runs.
 int run_command(const run_args& a) {
   run_options o = make_run_options(a.c);
-  std::unique_ptr<backend> b = make_backend(o.backend);
+  std::unique_ptr<backend> b = make_case_backend(a.c, o);
   return run_problems(select_problems(a), o, *b, a.c, a.c.verbose);
 }
 
 int repro_command(const repro_args& a) {
   run_options o = make_run_options(a.c);
-  std::unique_ptr<backend> b = make_backend(o.backend);
+  std::unique_ptr<backend> b = make_case_backend(a.c, o);
   return run_problems({{parse_problem(a.descriptor), "<command line>"}}, o, *b, a.c, true);
 }
 

@@ -1,0 +1,132 @@
+/* opval plugin C ABI: how a user kernel library plugs into opval as a backend.
+ *
+ * A plugin is a shared library (built as a MODULE, e.g. libmykernel.so) that includes only
+ * this header and exports the four opval_plugin_* functions declared below. opval loads it
+ * with `opval run --plugin PATH`, asks it which problems it supports, and hands it tensors to
+ * compute into; opval then judges the outputs against its fp64 reference as for any backend.
+ *
+ * The ABI is plain C (C99 and C++) so that plugins can be built by any compiler and do not
+ * depend on opval's C++ types. Compatibility rule: OPVAL_PLUGIN_ABI_VERSION changes whenever
+ * a type or function below changes layout or meaning; opval refuses plugins built for another
+ * version (rebuild the plugin against the new header).
+ *
+ * Ownership: opval owns all memory it passes (problems, strings, shapes, strides, tensor
+ * data, message buffers). Every pointer is valid only for the duration of the call that
+ * receives it; a plugin must not keep pointers past the call, nor free them. Memory a plugin
+ * allocates itself (scratch space) it frees itself. Plugin functions must not let C++
+ * exceptions or longjmp escape: report errors through return codes and messages.
+ */
+#ifndef OPVAL_PLUGIN_H
+#define OPVAL_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** The ABI version this header describes; opval_plugin_abi_version() must return it. */
+#define OPVAL_PLUGIN_ABI_VERSION 1
+
+#ifdef __cplusplus
+#define OPVAL_PLUGIN_EXTERN_C extern "C"
+#else
+#define OPVAL_PLUGIN_EXTERN_C
+#endif
+
+/** Marks the exported plugin functions: C linkage and default visibility, so a plugin
+ * built with -fvisibility=hidden still exports them. */
+#if defined(_WIN32)
+#define OPVAL_PLUGIN_EXPORT OPVAL_PLUGIN_EXTERN_C __declspec(dllexport)
+#else
+#define OPVAL_PLUGIN_EXPORT OPVAL_PLUGIN_EXTERN_C __attribute__((visibility("default")))
+#endif
+
+/** Element types, in the same order (and with the same values) as opval::dtype.
+ * tf32 is stored as f32; f8_e4m3 is OCP "fn"; boolean is one byte. */
+typedef enum opval_dtype {
+  OPVAL_DTYPE_F64 = 0,
+  OPVAL_DTYPE_F32 = 1,
+  OPVAL_DTYPE_TF32 = 2,
+  OPVAL_DTYPE_F16 = 3,
+  OPVAL_DTYPE_BF16 = 4,
+  OPVAL_DTYPE_F8_E4M3 = 5,
+  OPVAL_DTYPE_F8_E5M2 = 6,
+  OPVAL_DTYPE_I8 = 7,
+  OPVAL_DTYPE_U8 = 8,
+  OPVAL_DTYPE_I32 = 9,
+  OPVAL_DTYPE_I64 = 10,
+  OPVAL_DTYPE_BOOLEAN = 11
+} opval_dtype;
+
+/** Where a tensor's data lives. ABI 1 opval passes host (CPU) tensors only. */
+typedef enum opval_device_kind {
+  OPVAL_DEVICE_CPU = 0,
+  OPVAL_DEVICE_CUDA = 1
+} opval_device_kind;
+
+/** A strided view of one operand; opval owns shape, strides and data.
+ * Element (i0, ..., i{rank-1}) lives at ((T*)data)[sum_d i_d * strides[d]]: strides are in
+ * elements (not bytes), may exceed the extents (padded leading dimensions) and describe
+ * transposed layouts; data already points at element (0, ..., 0). Enum-valued fields are
+ * int32_t so that the struct layout does not depend on the compiler's enum size. */
+typedef struct opval_tensor {
+  int32_t dtype;          /**< an opval_dtype value */
+  int32_t rank;           /**< number of dimensions; 0 for a scalar */
+  const int64_t* shape;   /**< rank extents (logical shape, as the op documents it) */
+  const int64_t* strides; /**< rank strides, in elements */
+  void* data;             /**< element (0, ..., 0); inputs must not be written */
+  int32_t device;         /**< an opval_device_kind value */
+} opval_tensor;
+
+/** One attribute of a problem: its name and its value in descriptor text form
+ * (integers `17`, reals `0.5`, booleans `0`/`1`, choices `relu`, dims `2x3`; an empty
+ * dims list is ""). */
+typedef struct opval_attr {
+  const char* name;
+  const char* value;
+} opval_attr;
+
+/** One problem (a test case without its data). Every attribute of the op's schema is
+ * listed, with its default when the descriptor does not set it, so a plugin can reject
+ * what it does not implement without knowing the defaults. */
+typedef struct opval_problem {
+  const char* op;           /**< op name, e.g. "matmul" */
+  const char* descriptor;   /**< canonical one-line descriptor (as `opval repro` takes it) */
+  const char* contract;     /**< the types of the numeric contract, e.g. "bf16:f32:bf16";
+                                 further contract options (dst_round=...) are in descriptor */
+  const opval_attr* attrs;  /**< n_attrs attributes */
+  size_t n_attrs;
+} opval_problem;
+
+/** Return codes of opval_plugin_supports(). */
+#define OPVAL_PLUGIN_SUPPORTED 0     /**< the plugin has a kernel for this problem */
+#define OPVAL_PLUGIN_UNIMPLEMENTED 1 /**< no kernel for this problem (case is UNIMPLEMENTED) */
+#define OPVAL_PLUGIN_SKIPPED 2       /**< a kernel exists but cannot run here (e.g. CPU lacks AVX2) */
+
+/** The ABI version the plugin was built for: return OPVAL_PLUGIN_ABI_VERSION. opval calls it
+ * first and refuses the plugin on a mismatch. */
+OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_version(void);
+
+/** A short name of the implementation (e.g. "sgemm_tiled"); opval names the backend
+ * "plugin:<name>". The string must stay valid while the plugin is loaded (a literal). */
+OPVAL_PLUGIN_EXPORT const char* opval_plugin_name(void);
+
+/** Whether the plugin can run `problem`. Returns OPVAL_PLUGIN_SUPPORTED, or
+ * OPVAL_PLUGIN_UNIMPLEMENTED / OPVAL_PLUGIN_SKIPPED after writing a NUL-terminated reason
+ * (what is not supported, naming the attribute) of at most reason_size bytes into `reason`.
+ * Called once per case before any data is allocated; must not have side effects. */
+OPVAL_PLUGIN_EXPORT int opval_plugin_supports(const opval_problem* problem, char* reason,
+                                              size_t reason_size);
+
+/** Computes `problem` synchronously: reads n_inputs input tensors and writes every element
+ * of the n_outputs output tensors, in the operand order the op documents (matmul: A, B,
+ * then optional operands; output dst). Shapes and strides are those of the case; honour
+ * the strides. `stream` is the device queue to run on (NULL for CPU tensors); the work must
+ * be complete when the function returns. Returns 0 on success; otherwise a nonzero code
+ * after writing a NUL-terminated message of at most error_size bytes into `error` (the
+ * case becomes FAILED with that message and the run goes on). Called only for problems
+ * opval_plugin_supports() accepted; may be called several times per case. */
+OPVAL_PLUGIN_EXPORT int opval_plugin_execute(const opval_problem* problem,
+                                             const opval_tensor* inputs, size_t n_inputs,
+                                             opval_tensor* outputs, size_t n_outputs,
+                                             void* stream, char* error, size_t error_size);
+
+#endif /* OPVAL_PLUGIN_H */

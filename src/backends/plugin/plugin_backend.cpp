@@ -1,0 +1,185 @@
+// The plugin backend: adapts a shared library exporting the C ABI of opval/plugin.h to
+// opval::backend. Tensors are passed as views (no copies), so the kernel sees exactly the
+// strides and padding the case asks for.
+#include "opval/plugin_backend.hpp"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "opval/error.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/plugin.h"
+
+namespace opval {
+namespace {
+
+// The C enum mirrors opval::dtype by value; a reordering of either would silently
+// reinterpret every tensor a plugin receives.
+static_assert(OPVAL_DTYPE_F64 == static_cast<int>(dtype::f64) &&
+              OPVAL_DTYPE_F32 == static_cast<int>(dtype::f32) &&
+              OPVAL_DTYPE_TF32 == static_cast<int>(dtype::tf32) &&
+              OPVAL_DTYPE_F16 == static_cast<int>(dtype::f16) &&
+              OPVAL_DTYPE_BF16 == static_cast<int>(dtype::bf16) &&
+              OPVAL_DTYPE_F8_E4M3 == static_cast<int>(dtype::f8_e4m3) &&
+              OPVAL_DTYPE_F8_E5M2 == static_cast<int>(dtype::f8_e5m2) &&
+              OPVAL_DTYPE_I8 == static_cast<int>(dtype::i8) &&
+              OPVAL_DTYPE_U8 == static_cast<int>(dtype::u8) &&
+              OPVAL_DTYPE_I32 == static_cast<int>(dtype::i32) &&
+              OPVAL_DTYPE_I64 == static_cast<int>(dtype::i64) &&
+              OPVAL_DTYPE_BOOLEAN == static_cast<int>(dtype::boolean),
+              "opval_dtype must match opval::dtype");
+
+using abi_version_fn = std::uint32_t (*)();
+using name_fn = const char* (*)();
+using supports_fn = int (*)(const opval_problem*, char*, std::size_t);
+using execute_fn = int (*)(const opval_problem*, const opval_tensor*, std::size_t, opval_tensor*,
+                           std::size_t, void*, char*, std::size_t);
+
+/// Closes the library when the last owner goes.
+struct library_closer {
+  void operator()(void* handle) const noexcept { dlclose(handle); }
+};
+using library_handle = std::unique_ptr<void, library_closer>;
+
+/// The problem in C form; owns the strings the C structs point into.
+class c_problem {
+ public:
+  explicit c_problem(const problem& p)
+      : op_(p.op()), descriptor_(p.to_string()), contract_(p.dt.types_string()) {
+    for (const attr_def& d : p.spec().schema().defs()) attrs_.emplace_back(d.name, value_text(p, d));
+    for (const auto& [name, value] : attrs_) c_attrs_.push_back({name.c_str(), value.c_str()});
+    view_ = {op_.c_str(), descriptor_.c_str(), contract_.c_str(), c_attrs_.data(), c_attrs_.size()};
+  }
+  const opval_problem* get() const { return &view_; }
+
+ private:
+  /// The attribute's value (its default when unset) as the descriptor writes it; an empty
+  /// dims list is "" rather than to_string's "scalar".
+  static std::string value_text(const problem& p, const attr_def& d) {
+    switch (d.kind) {
+      case attr_kind::integer: return format_attr_value(p.get_int(d.name));
+      case attr_kind::real: return format_attr_value(p.get_real(d.name));
+      case attr_kind::boolean: return format_attr_value(p.get_bool(d.name));
+      case attr_kind::choice: return p.get_choice(d.name);
+      case attr_kind::dims: {
+        const dims& v = p.get_dims(d.name);
+        return v.empty() ? std::string() : format_attr_value(v);
+      }
+    }
+    return {};
+  }
+
+  std::string op_, descriptor_, contract_;
+  std::vector<std::pair<std::string, std::string>> attrs_;
+  std::vector<opval_attr> c_attrs_;
+  opval_problem view_{};
+};
+
+/// A C view of a host tensor (shares shape, strides and data with it).
+opval_tensor c_view(const tensor& t) {
+  return {static_cast<std::int32_t>(t.type()), t.rank(), t.shape().data(), t.strides().data(),
+          const_cast<void*>(t.data()), OPVAL_DEVICE_CPU};
+}
+
+/// A message from a fixed buffer the plugin may have left unterminated.
+std::string message_of(const char* buf, std::size_t size) {
+  return std::string(buf, strnlen(buf, size));
+}
+
+class plugin_backend final : public backend {
+ public:
+  explicit plugin_backend(const std::string& path) : path_(path) {
+    dlerror();
+    // A bare file name means the file here, not a search of the loader's library path.
+    std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+    handle_.reset(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
+    if (!handle_) {
+      const char* why = dlerror();
+      throw error("cannot load plugin '" + path + "': " + (why ? why : "unknown dlopen error"));
+    }
+    resolve_symbols();
+    std::uint32_t v = abi_version_();
+    if (v != OPVAL_PLUGIN_ABI_VERSION)
+      throw error("plugin '" + path + "' was built for plugin ABI version " + std::to_string(v) +
+                  " but this opval supports plugin ABI version " +
+                  std::to_string(OPVAL_PLUGIN_ABI_VERSION) + "; rebuild it against this opval's "
+                  "include/opval/plugin.h");
+    const char* n = name_();
+    name_text_ = n ? n : "unnamed";
+  }
+
+  std::string name() const override { return "plugin:" + name_text_; }
+  std::string version() const override {
+    return "plugin ABI " + std::to_string(OPVAL_PLUGIN_ABI_VERSION) + " (" + path_ + ")";
+  }
+
+  support supports(const problem& p) const override {
+    c_problem cp(p);
+    std::array<char, 1024> reason{};
+    int code = supports_(cp.get(), reason.data(), reason.size());
+    std::string why = message_of(reason.data(), reason.size());
+    switch (code) {
+      case OPVAL_PLUGIN_SUPPORTED: return support::yes();
+      case OPVAL_PLUGIN_UNIMPLEMENTED: return support::unimplemented(why);
+      case OPVAL_PLUGIN_SKIPPED: return support::skipped(why);
+      default: return support::skipped("plugin returned unknown code " + std::to_string(code));
+    }
+  }
+
+  execution_info execute(const problem& p, std::span<const tensor> in,
+                         std::span<tensor> out) override {
+    c_problem cp(p);
+    std::vector<opval_tensor> c_in, c_out;
+    for (const tensor& t : in) c_in.push_back(c_view(t));
+    for (const tensor& t : out) c_out.push_back(c_view(t));
+    std::array<char, 1024> message{};
+    int code = execute_(cp.get(), c_in.data(), c_in.size(), c_out.data(), c_out.size(), nullptr,
+                        message.data(), message.size());
+    if (code != 0) {
+      std::string why = message_of(message.data(), message.size());
+      throw error("plugin kernel failed: " +
+                  (why.empty() ? "code " + std::to_string(code) + " without a message" : why));
+    }
+    return {name(), ""};
+  }
+
+ private:
+  /// Looks every entry point up first so that one error names all that are missing.
+  void resolve_symbols() {
+    std::vector<std::string> missing;
+    auto find = [&](const char* symbol) {
+      void* f = dlsym(handle_.get(), symbol);
+      if (!f) missing.emplace_back(symbol);
+      return f;
+    };
+    abi_version_ = reinterpret_cast<abi_version_fn>(find("opval_plugin_abi_version"));
+    name_ = reinterpret_cast<name_fn>(find("opval_plugin_name"));
+    supports_ = reinterpret_cast<supports_fn>(find("opval_plugin_supports"));
+    execute_ = reinterpret_cast<execute_fn>(find("opval_plugin_execute"));
+    if (missing.empty()) return;
+    std::string list;
+    for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;
+    throw error("plugin '" + path_ + "' does not export " + list +
+                " (see include/opval/plugin.h; declare it with OPVAL_PLUGIN_EXPORT)");
+  }
+
+  std::string path_;
+  library_handle handle_;
+  std::string name_text_;
+  abi_version_fn abi_version_ = nullptr;
+  name_fn name_ = nullptr;
+  supports_fn supports_ = nullptr;
+  execute_fn execute_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<backend> load_plugin_backend(const std::string& path) {
+  return std::make_unique<plugin_backend>(path);
+}
+
+}  // namespace opval
