@@ -26,8 +26,14 @@ class reporter {
 };
 
 /// A readable table, failures explained with their repro command, and the closing line
-/// `N passed, N failed, N skipped`. verbose prints every metric of every case.
-std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose);
+/// `N passed, N failed, N skipped`. verbose prints every metric of every case; show_backend
+/// adds a BACKEND column (for runs of several backends).
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose,
+                                                bool show_backend = false);
+/// When results came from more than one backend, at the end of the run a table with one row
+/// per problem and one column per backend (state, max ULP error, bias sign-relative mean when
+/// the bias test had power), then `N passed, N failed, N skipped` per backend.
+std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out);
 /// JSON Lines: one record per case (schema in docs/CLI.md).
 std::unique_ptr<reporter> make_jsonl_reporter(std::ostream& out);
 /// The JSON record of one case (what the JSONL reporter writes on one line).

@@ -65,7 +65,8 @@ std::string worst_of(const verdict& v, Get get) {
 
 class console_reporter final : public reporter {
  public:
-  console_reporter(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
+  console_reporter(std::ostream& out, bool verbose, bool show_backend)
+      : out_(out), verbose_(verbose), show_backend_(show_backend) {}
 
   void on_start(const run_options& o) override {
     policy_text_ = o.pol.to_string();
@@ -75,6 +76,7 @@ class console_reporter final : public reporter {
   void on_result(const case_result& r) override {
     if (!header_printed_) print_header();
     const verdict& v = r.v;
+    if (show_backend_) fmt::print(out_, "{:<12} ", r.backend);
     fmt::print(out_, fmt::runtime(row_format), r.op, descriptor_cell(r), r.contract,
                detail::state_label(v.st),
                worst_of(v, [](const metrics& m) { return m.max_ulps; }),
@@ -106,6 +108,7 @@ class console_reporter final : public reporter {
   }
 
   void print_header() {
+    if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MAX ULPS",
                "ERR/BOUND", "TIME");
     header_printed_ = true;
@@ -189,6 +192,7 @@ class console_reporter final : public reporter {
 
   std::ostream& out_;
   bool verbose_;
+  bool show_backend_;
   std::map<std::string, run_summary> per_op_;
   bool header_printed_ = false;
   std::string policy_text_;
@@ -196,8 +200,9 @@ class console_reporter final : public reporter {
 
 }  // namespace
 
-std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose) {
-  return std::make_unique<console_reporter>(out, verbose);
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose,
+                                                bool show_backend) {
+  return std::make_unique<console_reporter>(out, verbose, show_backend);
 }
 
 }  // namespace opval

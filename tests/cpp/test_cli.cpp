@@ -242,6 +242,32 @@ TEST_F(CliTest, ReproPrintsWorstElements) {
   EXPECT_TRUE(std::regex_match(last_line(r.out), closing_line));
 }
 
+TEST_F(CliTest, SeveralBackendsAreComparedSideBySide) {
+  if (!std::regex_search(opval({"list", "backends"}).out, std::regex(R"((^|\n)openblas\s)")))
+    GTEST_SKIP() << "this build has no openblas backend";
+  cli_result r = opval({"run", "--backend", "sim,openblas", "--problems", "matmul m=17 n=9 k=33",
+                        "--jsonl", "r.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nside by side\s+sim\s+openblas\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nper backend:\n\s+sim\s+1 passed)"))) << r.out;
+  EXPECT_EQ(last_line(r.out), "2 passed, 0 failed, 0 skipped") << r.out;
+  std::istringstream lines(read_all(dir_ / "r.jsonl"));
+  std::set<std::string> backends;
+  for (std::string line; std::getline(lines, line);)
+    backends.insert(nlohmann::json::parse(line)["backend"].get<std::string>());
+  EXPECT_EQ(backends, (std::set<std::string>{"sim", "openblas"})) << "one record per (case, backend)";
+  // The same backends given by repeating the option.
+  cli_result repeated = opval({"run", "--backend", "sim", "--backend", "openblas", "--problems",
+                               "matmul m=17 n=9 k=33"});
+  EXPECT_EQ(repeated.code, 0) << repeated.out << repeated.err;
+  EXPECT_NE(repeated.out.find("side by side"), std::string::npos) << repeated.out;
+}
+
+TEST_F(CliTest, UnknownBackendInAListIsBadInput) {
+  expect_bad_input({"run", "--backend", "sim,no_such_backend", "--problems", "matmul m=2 n=2 k=2"},
+                   "no_such_backend");
+}
+
 TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
   std::string docs = read_all(fs::path(OPVAL_SOURCE_DIR) / "docs/CLI.md");
   ASSERT_FALSE(docs.empty()) << "docs/CLI.md is missing";

@@ -169,6 +169,61 @@ TEST(ConsoleReporter, VerboseExplainsPassingCases) {
       << out;
 }
 
+/// The same two problems from `sim` and `lib`: lib passes the first with a bias test that
+/// had power, and has no kernel for the second.
+std::string side_by_side_output(bool two_backends) {
+  std::ostringstream out;
+  auto rep = make_side_by_side_reporter(out);
+  case_result a = passed_case();
+  case_result b = failed_case();
+  rep->on_result(a);
+  rep->on_result(b);
+  if (two_backends) {
+    case_result la = passed_case();
+    la.backend = "lib";
+    la.v.outputs[0].m.max_ulps = 1.25;
+    la.v.outputs[0].m.bias.has_power = true;
+    la.v.outputs[0].m.bias.sign_relative_mean = -0.0625;
+    case_result lb = failed_case();
+    lb.backend = "lib";
+    lb.v.st = state::unimplemented;
+    lb.v.reason = "no bf16 kernel";
+    lb.v.outputs.clear();
+    rep->on_result(la);
+    rep->on_result(lb);
+  }
+  rep->on_finish(run_summary{});
+  return out.str();
+}
+
+TEST(SideBySideReporter, OneRowPerProblemOneColumnPerBackend) {
+  std::string out = side_by_side_output(true);
+  EXPECT_TRUE(contains_match(out, R"(\nside by side\s+sim\s+lib\n)")) << out;
+  EXPECT_TRUE(contains_match(
+      out, R"(\nmatmul m=4 n=5 k=3 dt=f32:f32:f32\s+PASSED 3\.5ulp\s+PASSED 1\.25ulp bias=-0\.0625\n)"))
+      << out;
+  EXPECT_TRUE(contains_match(
+      out, R"(\nmatmul m=64 n=48 k=33 dt=bf16:f32:bf16 fill=normal\s+FAILED 3\.5ulp\s+UNIMPLEMENTED\n)"))
+      << out;
+  EXPECT_TRUE(contains_match(out, R"(\n\s+sim\s+1 passed, 1 failed, 0 skipped\n)")) << out;
+  EXPECT_TRUE(contains_match(out, R"(\n\s+lib\s+1 passed, 0 failed, 1 skipped\n)")) << out;
+}
+
+TEST(SideBySideReporter, SilentWithOneBackend) {
+  EXPECT_EQ(side_by_side_output(false), "");
+}
+
+TEST(ConsoleReporter, BackendColumnOnlyWhenAsked) {
+  std::ostringstream out;
+  auto rep = make_console_reporter(out, false, true);
+  rep->on_result(passed_case());
+  rep->on_finish(run_summary{});
+  EXPECT_TRUE(contains_match(out.str(), R"(BACKEND\s+OP\s+DESCRIPTOR)")) << out.str();
+  EXPECT_TRUE(contains_match(out.str(), R"(\nsim\s+matmul\s+m=4 n=5 k=3\s+f32:f32:f32\s+PASSED)"))
+      << out.str();
+  EXPECT_FALSE(contains_match(console_output({passed_case()}), "BACKEND"));
+}
+
 TEST(JsonlReporter, OneRecordPerLineWithTheDocumentedFields) {
   std::ostringstream out;
   auto rep = make_jsonl_reporter(out);

@@ -47,8 +47,8 @@ struct list_args {
 
 /// Options shared by `run` and `repro`: how each case runs and where results go.
 struct case_args {
-  std::string backend = "sim";
-  std::string plugin;  ///< a kernel plugin to use instead of --backend
+  std::vector<std::string> backends;  ///< empty: sim, unless a plugin is given
+  std::string plugin;                 ///< a kernel plugin: one more backend under test
   std::string policy = "bound";
   std::uint64_t seed = 1;
   int worst = 5;
@@ -70,10 +70,14 @@ struct repro_args {
 };
 
 void add_case_options(CLI::App& cmd, case_args& a) {
-  cmd.add_option("--backend", a.backend, "backend under test (see `opval list backends`)")
-      ->capture_default_str();
+  cmd.add_option("--backend", a.backends,
+                 "backends under test, comma-separated or repeated; several are compared side by"
+                 " side on the same inputs (default sim; see `opval list backends`)")
+      ->delimiter(',')
+      ->type_name("B[,B...]");
   cmd.add_option("--plugin", a.plugin,
-                 "use the kernel plugin (shared library, see docs/PLUGINS.md) instead of --backend")
+                 "also test the kernel plugin (shared library, see docs/PLUGINS.md); alone when"
+                 " no --backend is given")
       ->type_name("PATH");
   cmd.add_option("--policy", a.policy,
                  "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
@@ -254,7 +258,6 @@ case_result run_guarded(const located_problem& lp, backend& b, const run_options
 
 run_options make_run_options(const case_args& a) {
   run_options o;
-  o.backend = a.backend;
   o.pol = parse_policy(a.policy);
   o.seed = a.seed;
   o.worst_k = a.worst;
@@ -271,30 +274,44 @@ std::ofstream open_jsonl(const std::string& path) {
   return out;
 }
 
-/// The backend under test: the --plugin library when given, else the named --backend
-/// (o.backend then names the plugin backend, for the report header).
-std::unique_ptr<backend> make_case_backend(const case_args& a, run_options& o) {
-  if (a.plugin.empty()) return make_backend(a.backend);
-  std::unique_ptr<backend> b = load_plugin_backend(a.plugin);
-  o.backend = b->name();
-  return b;
+/// The backends under test, each once, in the order given: the --backend ones (sim when
+/// neither --backend nor --plugin is given), then the --plugin library. All are made before
+/// anything runs, so an unknown name is bad input. o.backend lists their names, for the
+/// report header.
+std::vector<std::unique_ptr<backend>> make_case_backends(const case_args& a, run_options& o) {
+  std::vector<std::string> names = a.backends;
+  if (names.empty() && a.plugin.empty()) names.push_back("sim");
+  std::vector<std::unique_ptr<backend>> out;
+  std::set<std::string> seen;
+  for (const std::string& name : names)
+    if (seen.insert(name).second) out.push_back(make_backend(name));
+  if (!a.plugin.empty()) out.push_back(load_plugin_backend(a.plugin));
+  std::vector<std::string> made;
+  for (const auto& b : out) made.push_back(b->name());
+  o.backend = joined(made, ",");
+  return out;
 }
 
 /// The runner writes `--backend NAME`; a plugin is reproduced by its path instead.
 void point_repro_at_plugin(case_result& r, const case_args& a) {
-  if (a.plugin.empty()) return;
+  if (a.plugin.empty() || !r.backend.starts_with("plugin:")) return;
   std::string from = "--backend " + r.backend;
   if (auto at = r.repro.find(from); at != std::string::npos)
     r.repro.replace(at, from.size(), "--plugin '" + a.plugin + "'");
 }
 
-/// Runs every problem through the reporters; the exit code says whether all ran and passed.
-int run_problems(const std::vector<located_problem>& problems, const run_options& o, backend& b,
-                 const case_args& a, bool verbose) {
+/// Runs every problem on every backend through the reporters (a problem's backends one after
+/// the other, all with the same seed and so the same inputs); the exit code says whether all
+/// ran and passed.
+int run_problems(const std::vector<located_problem>& problems, const run_options& o,
+                 const std::vector<std::unique_ptr<backend>>& backends, const case_args& a,
+                 bool verbose) {
+  const bool several = backends.size() > 1;
   std::vector<std::unique_ptr<reporter>> reporters;
-  // Before the console reporter, so its table precedes the closing line.
+  // Before the console reporter, so their tables precede the closing line.
   if (a.tightness) reporters.push_back(make_tightness_reporter(std::cout));
-  reporters.push_back(make_console_reporter(std::cout, verbose));
+  if (several) reporters.push_back(make_side_by_side_reporter(std::cout));
+  reporters.push_back(make_console_reporter(std::cout, verbose, several));
   std::ofstream jsonl;
   if (!a.jsonl.empty()) {
     jsonl = open_jsonl(a.jsonl);
@@ -304,10 +321,12 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
   run_summary summary;
   auto start = std::chrono::steady_clock::now();
   for (const located_problem& lp : problems) {
-    case_result result = run_guarded(lp, b, o);
-    point_repro_at_plugin(result, a);
-    summary.add(result.v.st);
-    for (auto& r : reporters) r->on_result(result);
+    for (const auto& b : backends) {
+      case_result result = run_guarded(lp, *b, o);
+      point_repro_at_plugin(result, a);
+      summary.add(result.v.st);
+      for (auto& r : reporters) r->on_result(result);
+    }
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& r : reporters) r->on_finish(summary);
@@ -320,14 +339,14 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
 // Names (policy, backend) are checked before problems are selected or anything runs.
 int run_command(const run_args& a) {
   run_options o = make_run_options(a.c);
-  std::unique_ptr<backend> b = make_case_backend(a.c, o);
-  return run_problems(select_problems(a), o, *b, a.c, a.c.verbose);
+  std::vector<std::unique_ptr<backend>> backends = make_case_backends(a.c, o);
+  return run_problems(select_problems(a), o, backends, a.c, a.c.verbose);
 }
 
 int repro_command(const repro_args& a) {
   run_options o = make_run_options(a.c);
-  std::unique_ptr<backend> b = make_case_backend(a.c, o);
-  return run_problems({{parse_problem(a.descriptor), "<command line>"}}, o, *b, a.c, true);
+  std::vector<std::unique_ptr<backend>> backends = make_case_backends(a.c, o);
+  return run_problems({{parse_problem(a.descriptor), "<command line>"}}, o, backends, a.c, true);
 }
 
 // ---------------------------------------------------------------- errors
@@ -358,6 +377,7 @@ constexpr const char* footer_text =
 constexpr const char* closing_text =
     "Output: a table (op, descriptor, contract, state, max ulps, max err/bound, time); every case\n"
     "that did not pass is explained under its row with the worst elements and its repro command.\n"
+    "With several backends, rows name their backend and a side-by-side table follows.\n"
     "The last line is `N passed, N failed, N skipped` (failed counts MISTRUSTED, skipped counts\n"
     "UNIMPLEMENTED).\n";
 
