@@ -70,13 +70,19 @@ class console_reporter final : public reporter {
 
   void on_start(const run_options& o) override {
     policy_text_ = o.pol.to_string();
+    // o.backend lists the backends comma-separated; the column fits the longest name.
+    for (std::size_t pos = 0; pos <= o.backend.size();) {
+      std::size_t end = std::min(o.backend.find(',', pos), o.backend.size());
+      backend_width_ = std::max(backend_width_, end - pos);
+      pos = end + 1;
+    }
     fmt::print(out_, "opval: backend {}, policy {}, seed {}\n", o.backend, policy_text_, o.seed);
   }
 
   void on_result(const case_result& r) override {
     if (!header_printed_) print_header();
     const verdict& v = r.v;
-    if (show_backend_) fmt::print(out_, "{:<12} ", r.backend);
+    if (show_backend_) fmt::print(out_, "{:<{}} ", r.backend, backend_width_);
     fmt::print(out_, fmt::runtime(row_format), r.op, descriptor_cell(r), r.contract,
                detail::state_label(v.st),
                worst_of(v, [](const metrics& m) { return m.max_ulps; }),
@@ -108,7 +114,7 @@ class console_reporter final : public reporter {
   }
 
   void print_header() {
-    if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
+    if (show_backend_) fmt::print(out_, "{:<{}} ", "BACKEND", backend_width_);
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MAX ULPS",
                "ERR/BOUND", "TIME");
     header_printed_ = true;
@@ -193,6 +199,7 @@ class console_reporter final : public reporter {
   std::ostream& out_;
   bool verbose_;
   bool show_backend_;
+  std::size_t backend_width_ = 12;
   std::map<std::string, run_summary> per_op_;
   bool header_printed_ = false;
   std::string policy_text_;
