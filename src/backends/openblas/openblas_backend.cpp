@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
 #include "opval/backend.hpp"
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
@@ -18,8 +19,9 @@
 namespace opval {
 namespace {
 
-using ops::common_gemm::activation;
+using ops::common_gemm::batch_offsets;
 using ops::common_gemm::epilogue_spec;
+using ops::common_gemm::non_gemm_feature;
 
 // A logical rows x cols matrix as row-major BLAS addresses it.
 struct blas_matrix {
@@ -54,36 +56,6 @@ blas_matrix blas_view_of(const tensor& t, const char* name) {
     throw error(std::string("openblas: operand ") + name + " has strides " + to_string(t.strides()) +
                 " with no unit stride in its matrix dimensions; BLAS cannot address it");
   return *v;
-}
-
-// For each output batch element (row-major over `out_batch`), the element offset of the
-// matrix of t, whose batch dimensions broadcast against out_batch NumPy-style (right-aligned,
-// extents of 1 stretch).
-std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t) {
-  const std::size_t rank = static_cast<std::size_t>(t.rank()) - 2, skip = out_batch.size() - rank;
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(element_count(out_batch)));
-  for (std::size_t ob = 0; ob < offsets.size(); ++ob) {
-    std::int64_t rem = static_cast<std::int64_t>(ob), off = 0;
-    for (std::size_t d = out_batch.size(); d-- > 0;) {
-      const std::int64_t coord = rem % out_batch[d];
-      rem /= out_batch[d];
-      if (d >= skip && t.shape()[d - skip] != 1) off += coord * t.strides()[d - skip];
-    }
-    offsets[ob] = off;
-  }
-  return offsets;
-}
-
-// The matmul attribute a plain GEMM (alpha*op(A)*op(B) + beta*C) cannot express; empty if none.
-std::string non_gemm_feature(const problem& p, const epilogue_spec& e) {
-  if (e.has_bias) return "bias=true";
-  if (e.act != activation::none) return "act=" + p.get_choice("act");
-  if (e.has_residual) return "residual=true";
-  if (e.per_channel) return "scale_b_mode=per_channel";
-  if (e.scale_a != 1.0 || e.scale_b != 1.0) return "dequantization scales (scale_a / scale_b)";
-  if (e.zp_a != 0 || e.zp_b != 0) return "zero points (zp_a / zp_b)";
-  if (e.scale_dst != 1.0 || e.zp_dst != 0) return "output quantization (scale_dst / zp_dst)";
-  return {};
 }
 
 // Which GEMM serves contract c: "sgemm", "dgemm", or empty (only the plain IEEE contracts:

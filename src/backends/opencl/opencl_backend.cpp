@@ -18,6 +18,7 @@
 #include "backends/opencl/opencl_backend.hpp"
 #include "backends/opencl/opencl_kernels.hpp"
 #include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
 #include "opval/backend.hpp"
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
@@ -203,35 +204,9 @@ std::string implementation(const cl_env& e, const char* kernel) {
 // ---------------------------------------------------------------------------------------------
 // matmul
 
+using ops::common_gemm::batch_offsets;
 using ops::common_gemm::epilogue_spec;
-
-// The matmul feature a plain alpha*A.B + beta*C kernel lacks; empty if none.
-std::string non_gemm_feature(const problem& p, const epilogue_spec& e) {
-  if (e.has_bias) return "bias=true";
-  if (e.act != ops::common_gemm::activation::none) return "act=" + p.get_choice("act");
-  if (e.has_residual) return "residual=true";
-  if (e.per_channel || e.scale_a != 1.0 || e.scale_b != 1.0 || e.zp_a != 0 || e.zp_b != 0 || e.scale_dst != 1.0 ||
-      e.zp_dst != 0)
-    return "quantization scales / zero points";
-  return {};
-}
-
-// For each output batch element (row-major over out_batch), the element offset of t's
-// matrix; t's batch dims broadcast NumPy-style (right-aligned, extents of 1 stretch).
-std::vector<cl_long> batch_offsets(const dims& out_batch, const tensor& t) {
-  const std::size_t rank = static_cast<std::size_t>(t.rank()) - 2, skip = out_batch.size() - rank;
-  std::vector<cl_long> offsets(static_cast<std::size_t>(element_count(out_batch)));
-  for (std::size_t ob = 0; ob < offsets.size(); ++ob) {
-    std::int64_t rem = static_cast<std::int64_t>(ob), off = 0;
-    for (std::size_t d = out_batch.size(); d-- > 0;) {
-      const std::int64_t coord = rem % out_batch[d];
-      rem /= out_batch[d];
-      if (d >= skip && t.shape()[d - skip] != 1) off += coord * t.strides()[d - skip];
-    }
-    offsets[ob] = off;
-  }
-  return offsets;
-}
+using ops::common_gemm::non_gemm_feature;
 
 mem_ptr upload_offsets(cl_env& e, const dims& out_batch, const tensor& t) {
   const auto off = batch_offsets(out_batch, t);

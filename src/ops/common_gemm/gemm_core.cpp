@@ -421,4 +421,30 @@ error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const
   return eb;
 }
 
+std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t) {
+  const std::size_t rank = static_cast<std::size_t>(t.rank()) - 2, skip = out_batch.size() - rank;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(element_count(out_batch)));
+  for (std::size_t ob = 0; ob < offsets.size(); ++ob) {
+    std::int64_t rem = static_cast<std::int64_t>(ob), off = 0;
+    for (std::size_t d = out_batch.size(); d-- > 0;) {
+      const std::int64_t coord = rem % out_batch[d];
+      rem /= out_batch[d];
+      if (d >= skip && t.shape()[d - skip] != 1) off += coord * t.strides()[d - skip];
+    }
+    offsets[ob] = off;
+  }
+  return offsets;
+}
+
+std::string non_gemm_feature(const problem& p, const epilogue_spec& e) {
+  if (e.has_bias) return "bias=true";
+  if (e.act != activation::none) return "act=" + p.get_choice("act");
+  if (e.has_residual) return "residual=true";
+  if (e.per_channel) return "scale_b_mode=per_channel";
+  if (e.scale_a != 1.0 || e.scale_b != 1.0) return "dequantization scales (scale_a / scale_b)";
+  if (e.zp_a != 0 || e.zp_b != 0) return "zero points (zp_a / zp_b)";
+  if (e.scale_dst != 1.0 || e.zp_dst != 0) return "output quantization (scale_dst / zp_dst)";
+  return {};
+}
+
 }  // namespace opval::ops::common_gemm

@@ -104,4 +104,13 @@ std::vector<double> centered(std::vector<double> values, std::int64_t zp);
 /// fp8 contract with K terms in a useful range (empty for float contracts).
 std::string suite_quant_attrs(const contract& c, std::int64_t k);
 
+/// For each output batch element (row-major over `out_batch`), the element offset of t's
+/// matrix; t's batch dims broadcast against out_batch NumPy-style (right-aligned, extents of
+/// 1 stretch). Backends that loop over batches of a library GEMM use it.
+std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t);
+
+/// The matmul feature a plain `alpha*op(A)*op(B) + beta*C` kernel cannot express (bias,
+/// activation, residual, quantization), named for an UNIMPLEMENTED reason; empty if none.
+std::string non_gemm_feature(const problem& p, const epilogue_spec& e);
+
 }  // namespace opval::ops::common_gemm
