@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "backend_testing.hpp"
 #include "opval/backend.hpp"
-#include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
@@ -19,18 +18,6 @@ namespace {
 
 using opval::case_result;
 using opval::state;
-
-std::unique_ptr<opval::backend> onednn_or_null() {
-  try {
-    return opval::make_backend("onednn");
-  } catch (const opval::error&) {
-    return nullptr;
-  }
-}
-
-#define ONEDNN_OR_SKIP(var)                                                  \
-  auto var = onednn_or_null();                                               \
-  if (!var) GTEST_SKIP() << "opval was built without oneDNN (no backend 'onednn')"
 
 // Cases where oneDNN 2.6.3 itself disagrees with the contract (documented in
 // docs/BACKENDS.md; reproduce one with `opval repro '<descriptor>' --seed 1 --backend onednn`),
@@ -171,44 +158,28 @@ const std::map<std::string, int>& min_passed() {
   return m;
 }
 
-// Every smoke and regression case of the implemented ops, run once on onednn.
+// Every smoke and regression case of the implemented ops but the known disagreements, run on
+// onednn (cached across tests).
 const std::vector<case_result>& suite_results(opval::backend& b) {
-  static const std::vector<case_result> results = [&b] {
-    std::vector<std::string> ops;
-    for (const auto& [op, n] : min_passed()) ops.push_back(op);
-    std::vector<case_result> out;
-    for (const char* tag : {"smoke", "regression"})
-      for (const auto& lp : opval::suite_problems(tag, ops))
-        if (!known_library_disagreements().count(lp.prob.to_string()))
-          out.push_back(opval::run_case(lp.prob, b, {}, lp.source));
-    return out;
-  }();
-  return results;
+  std::vector<std::string> ops;
+  for (const auto& [op, n] : min_passed()) ops.push_back(op);
+  return opval::testing::suite_results(b, ops, known_library_disagreements());
 }
 
 TEST(onednn_backend, identifies_library_version) {
-  ONEDNN_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
   EXPECT_EQ(b->name(), "onednn");
   EXPECT_NE(b->version().find("oneDNN "), std::string::npos) << b->version();
 }
 
 TEST(onednn_backend, suites_pass_or_are_refused_with_a_reason) {
-  ONEDNN_OR_SKIP(b);
-  const auto& results = suite_results(*b);
-  ASSERT_FALSE(results.empty());
-  for (const auto& c : results) {
-    const state st = c.v.st;
-    EXPECT_TRUE(st == state::passed || st == state::skipped || st == state::unimplemented)
-        << c.descriptor << ": " << to_string(st) << ": " << c.v.reason << "\n  " << c.repro;
-    if (st != state::passed) EXPECT_FALSE(c.v.reason.empty()) << c.descriptor;
-  }
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
+  opval::testing::expect_passed_or_refused(suite_results(*b));
 }
 
 TEST(onednn_backend, each_implemented_op_really_runs) {
-  ONEDNN_OR_SKIP(b);
-  std::map<std::string, int> passed;
-  for (const auto& c : suite_results(*b))
-    if (c.v.st == state::passed) ++passed[c.op];
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
+  std::map<std::string, int> passed = opval::testing::passed_per_op(suite_results(*b));
   for (const auto& [op, n] : min_passed()) {
     if (opval::suite_problems("smoke", {op}).empty()) continue;  // op not in this build
     EXPECT_GE(passed[op], n) << op;
@@ -216,7 +187,7 @@ TEST(onednn_backend, each_implemented_op_really_runs) {
 }
 
 TEST(onednn_backend, names_the_onednn_kernel_that_ran) {
-  ONEDNN_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
   const case_result r = opval::run_case(
       opval::parse_problem("matmul m=6 n=5 k=7 batch_a=2x1 batch_b=3 ta=1 tb=1 lda=9 ldb=8 beta=0.5 ldc=6 dt=f32"),
       *b, {});
@@ -230,7 +201,7 @@ TEST(onednn_backend, names_the_onednn_kernel_that_ran) {
 }
 
 TEST(onednn_backend, fused_epilogue_passes) {
-  ONEDNN_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
   for (const char* line : {"matmul m=17 n=13 k=29 bias=1 act=relu residual=1 dt=f32",
                            "matmul m=8 n=9 k=31 beta=1.5 act=gelu dt=f32",
                            "matmul m=8 n=9 k=31 alpha=0.5 act=silu dt=f32",
@@ -241,13 +212,8 @@ TEST(onednn_backend, fused_epilogue_passes) {
 }
 
 TEST(onednn_backend, refuses_what_it_does_not_implement_naming_it) {
-  ONEDNN_OR_SKIP(b);
-  const auto refusal = [&](const char* line) {
-    const opval::support s = b->supports(opval::parse_problem(line));
-    EXPECT_FALSE(s.ok) << line;
-    EXPECT_EQ(s.st, state::unimplemented) << line;
-    return s.reason;
-  };
+  OPVAL_BACKEND_OR_SKIP(b, "onednn");
+  const auto refusal = [&](const char* line) { return opval::testing::unimplemented_reason(*b, line); };
   EXPECT_NE(refusal("matmul m=4 n=4 k=4 dt=f32@tf32:f32:f32").find("tf32"), std::string::npos);
   EXPECT_NE(refusal("matmul m=4 n=4 k=4 dt=u8xi8:i32:f32").find("u8"), std::string::npos);
   for (const auto& lp : opval::suite_problems("smoke", {"layer_norm", "conv2d", "attention"})) {

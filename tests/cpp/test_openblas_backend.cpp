@@ -4,12 +4,11 @@
 // Skipped when opval was built without OpenBLAS (the backend is then not registered).
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "backend_testing.hpp"
 #include "opval/backend.hpp"
-#include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
@@ -19,19 +18,6 @@ using opval::case_result;
 using opval::problem;
 using opval::state;
 
-// The backend, or null when this build has no OpenBLAS.
-std::unique_ptr<opval::backend> openblas_or_null() {
-  try {
-    return opval::make_backend("openblas");
-  } catch (const opval::error&) {
-    return nullptr;
-  }
-}
-
-#define OPENBLAS_OR_SKIP(var)                                                  \
-  auto var = openblas_or_null();                                               \
-  if (!var) GTEST_SKIP() << "opval was built without OpenBLAS (no backend 'openblas')"
-
 // A plain GEMM: a contract sgemm/dgemm computes and no epilogue beyond alpha/beta.
 bool plain_float_gemm(const problem& p) {
   const bool f32_or_f64 = p.dt == opval::parse_contract_types("f32:f32:f32") ||
@@ -39,51 +25,32 @@ bool plain_float_gemm(const problem& p) {
   return f32_or_f64 && !p.get_bool("bias") && p.get_choice("act") == "none" && !p.get_bool("residual");
 }
 
-struct suite_case {
-  problem prob;
-  case_result result;
-};
-
-// Every matmul smoke and regression case run on openblas, computed once for all tests.
-const std::vector<suite_case>& matmul_suite_results(opval::backend& b) {
-  static const std::vector<suite_case> results = [&b] {
-    std::vector<suite_case> out;
-    for (const char* tag : {"smoke", "regression"})
-      for (const auto& lp : opval::suite_problems(tag, {"matmul"}))
-        out.push_back({lp.prob, opval::run_case(lp.prob, b, {}, lp.source)});
-    return out;
-  }();
-  return results;
+// Every matmul smoke and regression case run on openblas (cached across tests).
+const std::vector<case_result>& matmul_suite_results(opval::backend& b) {
+  return opval::testing::suite_results(b, {"matmul"});
 }
 
 TEST(openblas_backend, identifies_library_and_core) {
-  OPENBLAS_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
   EXPECT_EQ(b->name(), "openblas");
   EXPECT_NE(b->version().find("OpenBLAS"), std::string::npos) << b->version();
 }
 
 TEST(openblas_backend, matmul_suites_pass_or_are_refused_with_a_reason) {
-  OPENBLAS_OR_SKIP(b);
-  const auto& results = matmul_suite_results(*b);
-  ASSERT_FALSE(results.empty());
-  for (const auto& c : results) {
-    const state st = c.result.v.st;
-    EXPECT_TRUE(st == state::passed || st == state::skipped || st == state::unimplemented)
-        << c.result.descriptor << ": " << to_string(st) << ": " << c.result.v.reason << "\n  " << c.result.repro;
-    if (st != state::passed) EXPECT_FALSE(c.result.v.reason.empty()) << c.result.descriptor;
-  }
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
+  opval::testing::expect_passed_or_refused(matmul_suite_results(*b));
 }
 
 TEST(openblas_backend, every_plain_f32_f64_gemm_passes_including_layouts_and_alpha_beta) {
-  OPENBLAS_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
   int passed = 0;
   bool ta = false, tb = false, lda = false, ldc = false, alpha = false, beta = false, batch = false;
   for (const auto& c : matmul_suite_results(*b)) {
-    if (!plain_float_gemm(c.prob)) continue;
-    EXPECT_EQ(c.result.v.st, state::passed) << c.result.descriptor << ": " << c.result.v.reason;
-    if (c.result.v.st != state::passed) continue;
+    const problem p = opval::parse_problem(c.descriptor);  // the descriptor round-trips
+    if (!plain_float_gemm(p)) continue;
+    EXPECT_EQ(c.v.st, state::passed) << c.descriptor << ": " << c.v.reason;
+    if (c.v.st != state::passed) continue;
     ++passed;
-    const problem& p = c.prob;
     ta |= p.get_bool("ta");
     tb |= p.get_bool("tb");
     lda |= p.get_int("lda") != 0;
@@ -100,7 +67,7 @@ TEST(openblas_backend, every_plain_f32_f64_gemm_passes_including_layouts_and_alp
 }
 
 TEST(openblas_backend, names_the_routine_that_ran) {
-  OPENBLAS_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
   const case_result s = opval::run_case(opval::parse_problem("matmul m=9 n=7 k=5 ta=1 dt=f32"), *b, {});
   const case_result d = opval::run_case(opval::parse_problem("matmul m=9 n=7 k=5 tb=1 dt=f64"), *b, {});
   EXPECT_EQ(s.v.st, state::passed) << s.v.reason;
@@ -110,7 +77,7 @@ TEST(openblas_backend, names_the_routine_that_ran) {
 }
 
 TEST(openblas_backend, broadcast_batch_with_transposes_and_beta_passes) {
-  OPENBLAS_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
   const case_result r = opval::run_case(
       opval::parse_problem("matmul m=6 n=5 k=7 batch_a=2x1 batch_b=3 ta=1 tb=1 lda=9 ldb=8 beta=0.5 ldc=6 dt=f32"),
       *b, {});
@@ -118,13 +85,8 @@ TEST(openblas_backend, broadcast_batch_with_transposes_and_beta_passes) {
 }
 
 TEST(openblas_backend, refuses_what_plain_gemm_cannot_do_naming_it) {
-  OPENBLAS_OR_SKIP(b);
-  const auto refusal = [&](const char* line) {
-    const opval::support s = b->supports(opval::parse_problem(line));
-    EXPECT_FALSE(s.ok) << line;
-    EXPECT_EQ(s.st, state::unimplemented) << line;
-    return s.reason;
-  };
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
+  const auto refusal = [&](const char* line) { return opval::testing::unimplemented_reason(*b, line); };
   EXPECT_NE(refusal("matmul m=4 n=4 k=4 dt=bf16:f32:bf16").find("bf16"), std::string::npos);
   EXPECT_NE(refusal("matmul m=4 n=4 k=4 dt=f32@tf32:f32:f32").find("tf32"), std::string::npos);
   EXPECT_NE(refusal("matmul m=4 n=4 k=4 bias=1 dt=f32").find("bias"), std::string::npos);
@@ -133,7 +95,7 @@ TEST(openblas_backend, refuses_what_plain_gemm_cannot_do_naming_it) {
 }
 
 TEST(openblas_backend, other_ops_are_unimplemented) {
-  OPENBLAS_OR_SKIP(b);
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
   int others = 0;
   for (const auto& lp : opval::suite_problems("smoke", {})) {
     if (lp.prob.op() == "matmul") continue;
