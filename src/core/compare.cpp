@@ -179,9 +179,7 @@ struct element_view {
   const double* ref;
   const double* bound;
   const double* compute;
-  int precision, min_exponent;
-  double min_subnormal;
-  bool is_float;
+  ulp_of ulp;  // of the output type
   double got0, ref0, bound0;
 
   double got(std::int64_t i) const { return got_f32 ? static_cast<double>(got_f32[i]) : got_f64[i]; }
@@ -201,7 +199,7 @@ struct element_view {
   const double* cmp = v.compute ? v.compute + begin : zero_chunk;
   const double* ref = v.ref + begin;
   // Integers have a ULP of 1: clamp the exponent to a constant so no branch is needed.
-  const std::int64_t exponent_ceiling = v.is_float ? 4096 : 0;
+  const std::int64_t exponent_ceiling = v.ulp.is_float ? 4096 : 0;
   if (!v.got_f64)
     for (std::int64_t i = begin; i < end; ++i) got_buf[i - begin] = static_cast<double>(v.got_f32[i]);
   double sum_abs = 0, max_abs = 0, sum_rel = 0, max_rel = 0, max_ulps = 0, max_over = 0;
@@ -210,8 +208,8 @@ struct element_view {
   // Counts as doubles (exact below 2^53): mixing integer and double lanes defeats vectorization.
   double probe = 0, max_key = 0;
   double beyond = 0, significant = 0, neg_zero = 0, nonzero = 0, got_varies = 0, ref_varies = 0;
-  const std::int64_t exponent_floor = v.min_exponent;
-  const std::int64_t shift = v.is_float ? v.precision - 1 : 0;
+  const std::int64_t exponent_floor = v.ulp.min_exponent;
+  const std::int64_t shift = v.ulp.is_float ? v.ulp.precision - 1 : 0;
   // Reassociating these sums is what vectorizes them; the results differ only in rounding.
 #pragma omp simd reduction(+ : sum_abs, sum_rel, sum_signed, dot, got_sq, ref_sq, bias_n, bias_sr, bias_sr2, \
                                bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies, probe) \
@@ -296,7 +294,6 @@ const finite_chunk_fn finite_chunk = select_finite_chunk();
 
 // Any element, NaN and infinities included: the classification path.
 void general_element(const element_view& v, const compare_input& in, std::int64_t i, partial& p) {
-  const ulp_of ulp_fn(in.ulp_type);
   const double g = v.got(i), r = v.ref[i], b = v.bound_at(i);
   ++p.count;
   if (g != 0.0) p.any_nonzero = true;
@@ -321,7 +318,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     if (g == 0.0 && r == 0.0 && std::signbit(g) != std::signbit(r)) ++p.neg_zero;
     const double e = g - r;
     abs_err = std::fabs(e);
-    const double u = ulp_fn(r);
+    const double u = v.ulp(r);
     ulps = abs_err / u;
     ++p.finite;
     p.sum_abs += abs_err;
@@ -392,8 +389,7 @@ metrics compare_outputs(const compare_input& in) {
   std::vector<partial> partials(omp_get_max_threads());
   // Threads only pay off past a few chunks; tiny outputs stay on the calling thread.
   const bool parallel = n > 8 * chunk_size;
-  const element_view view{got_f32, got_f64, ref, bound, compute, ulp.precision, ulp.min_exponent,
-                          ulp.min_subnormal, ulp.is_float, got0, ref0, bound0};
+  const element_view view{got_f32, got_f64, ref, bound, compute, ulp, got0, ref0, bound0};
 #pragma omp parallel if (parallel)
   {
     partial& p = partials[omp_get_thread_num()];

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_testing.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/verdict.hpp"
@@ -30,28 +31,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct cli_result {
-  int code = -1;
-  std::string out;
-  std::string err;
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    std::istringstream in(err);
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using testing::cli_result;
+using testing::quote;
+using testing::read_all;
 
 /// A scratch directory per test, removed afterwards.
 class CliTest : public ::testing::Test {
@@ -65,20 +47,7 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   /// Runs opval with `args` (each one shell word) in the scratch directory.
-  cli_result opval(const std::vector<std::string>& args) const {
-    std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(OPVAL_CLI_PATH);
-    for (const std::string& a : args) cmd += " " + quote(a);
-    cmd += " 2>" + quote((dir_ / "stderr.txt").string());
-    cli_result r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-    int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read_all(dir_ / "stderr.txt");
-    return r;
-  }
+  cli_result opval(const std::vector<std::string>& args) const { return testing::run_cli(OPVAL_CLI_PATH, dir_, args); }
 
   /// Bad input: exit 2, nothing on stdout, exactly one line on stderr naming `token`.
   void expect_bad_input(const std::vector<std::string>& args, const std::string& token) const {

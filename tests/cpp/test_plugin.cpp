@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_testing.hpp"
 #include "opval/error.hpp"
 #include "opval/plugin_backend.hpp"
 #include "opval/runner.hpp"
@@ -136,26 +137,14 @@ TEST(Plugin, UnloadableFileGivesTheLoadersMessage) {
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
 }
 
-struct cli_result {
-  int code = -1;
-  std::string out, err;
-};
+using testing::cli_result;
 
+// Each test runs in its own process (ctest -j), so each gets its own scratch directory.
 cli_result opval_cli(const std::vector<std::string>& args) {
-  fs::path err_file = fs::temp_directory_path() / ("opval_test_plugin_" + std::to_string(::getpid()));
-  std::string cmd = OPVAL_CLI_PATH;
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  cmd += " 2>" + err_file.string();
-  cli_result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-  int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(err_file);
+  const fs::path dir = fs::temp_directory_path() / ("opval_test_plugin_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir, args);
+  fs::remove_all(dir);
   return r;
 }
 
