@@ -1,6 +1,7 @@
 #pragma once
 // Something that executes problems: the built-in `sim` backend, real libraries, plugins.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,7 +32,8 @@ struct execution_info {
   std::string actual_contract;  ///< empty = as asked
 };
 
-/// A backend under test. Public non-virtual calls wrap the private do_* hooks.
+/// A backend under test. A case runs as prepare -> execute -> synchronize, on the same
+/// tensors, so that the kernel's time is measured apart from the set-up around it.
 class backend {
  public:
   virtual ~backend() = default;
@@ -39,10 +41,28 @@ class backend {
   virtual std::string version() const = 0;
   /// Capability query for one problem.
   virtual support supports(const problem& p) const = 0;
-  /// Runs p on inputs (as op_spec::inputs describes) writing outputs (as outputs describes).
+  /// Everything before the computation: primitive creation, kernel builds, device allocation
+  /// and host-to-device copies of `in`. Called before every execute with the same tensors.
+  virtual void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) {}
+  /// Runs p on inputs (as op_spec::inputs describes) writing outputs (as outputs describes);
+  /// a device backend may return once the work is launched.
   virtual execution_info execute(const problem& p, std::span<const tensor> in,
                                  std::span<tensor> out) = 0;
+  /// Waits for the work execute launched and leaves its results in `out` (device-to-host
+  /// copies). Returns the kernel's time as the device measured it (CUDA events), if it can.
+  virtual std::optional<double> synchronize(std::span<tensor> out) { return std::nullopt; }
 };
+
+/// Stage times of one backend run, in seconds.
+struct backend_run_times {
+  double prepare = 0;                  ///< set-up before the computation
+  double kernel = 0;                   ///< execute + synchronize, host wall time
+  std::optional<double> device_kernel; ///< the device's own measure of the kernel
+};
+
+/// prepare, execute and synchronize p on b, timing each part.
+execution_info run_backend(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out,
+                           backend_run_times* times = nullptr);
 
 using backend_factory = std::unique_ptr<backend> (*)();
 

@@ -21,9 +21,11 @@ struct run_options {
   bool perturb_check = true;  ///< re-run with a perturbed input to catch input-blind output
 };
 
-/// Wall times of the stages of one case, in seconds.
+/// Wall times of the stages of one case, in seconds. `prepare` is the backend's set-up
+/// (primitive creation, kernel builds, uploads), `execute` the kernel launch to completion,
+/// `device_kernel` the device's own timing of the kernel (negative when it has none).
 struct case_timings {
-  double fill = 0, execute = 0, reference = 0, bound = 0, compare = 0, total = 0;
+  double fill = 0, prepare = 0, execute = 0, device_kernel = -1, reference = 0, bound = 0, compare = 0, total = 0;
 };
 
 /// Everything recorded about one case.

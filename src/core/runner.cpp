@@ -174,7 +174,7 @@ std::string perturbation_finding(const problem& p, backend& b, std::uint64_t see
   std::vector<tensor> mixed = ins;
   mixed[k] = fresh[k];
   std::vector<tensor> outs2 = allocate(spec.outputs(p));
-  b.execute(p, mixed, outs2);
+  run_backend(b, p, mixed, outs2);
   for (std::size_t i = 0; i < outs.size(); ++i)
     if (!outs[i].bitwise_equal(outs2[i])) return {};
   std::vector<tensor> refs2 = allocate_f64(spec.outputs(p));
@@ -209,7 +209,11 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     std::span<tensor> s(ins);
     return spec.fill(p, o.seed, s);
   });
-  r.exec = timed(r.times.execute, [&] { return b.execute(p, ins, outs); });
+  backend_run_times bt;
+  r.exec = run_backend(b, p, ins, outs, &bt);
+  r.times.prepare = bt.prepare;
+  r.times.execute = bt.kernel;
+  if (bt.device_kernel) r.times.device_kernel = *bt.device_kernel;
   std::vector<tensor> refs = allocate_f64(out_ops);
   timed(r.times.reference, [&] { spec.reference(p, ins, refs); });
 
@@ -226,7 +230,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   auto sim_error = [&](std::size_t i) {
     if (sim_outs.empty()) {
       sim_outs = allocate(out_ops);
-      make_sim_backend()->execute(p, ins, sim_outs);
+      run_backend(*make_sim_backend(), p, ins, sim_outs);
     }
     compare_input ci{.got = &sim_outs[i], .expected = &refs[i], .ulp_type = p.dt.dst, .worst_k = 0, .bias_test = false,
                      .bias_skip_reason = "a yardstick, not a verdict"};

@@ -132,9 +132,10 @@ class console_reporter final : public reporter {
       if (!r.exec.actual_contract.empty())
         fmt::print(out_, "  actual contract: {}\n", r.exec.actual_contract);
       const case_timings& t = r.times;
-      fmt::print(out_, "  time: fill {} execute {} reference {} bound {} compare {}\n",
-                 duration(t.fill), duration(t.execute), duration(t.reference), duration(t.bound),
-                 duration(t.compare));
+      fmt::print(out_, "  time: fill {} prepare {} execute {}{} reference {} bound {} compare {}\n",
+                 duration(t.fill), duration(t.prepare), duration(t.execute),
+                 t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "", duration(t.reference),
+                 duration(t.bound), duration(t.compare));
     }
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
     fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));

@@ -78,8 +78,10 @@ json to_json(const output_verdict& o) {
 }
 
 json to_json(const case_timings& t) {
-  return json{{"fill", t.fill},         {"execute", t.execute}, {"reference", t.reference},
-              {"bound", t.bound},       {"compare", t.compare}, {"total", t.total}};
+  json j{{"fill", t.fill},   {"prepare", t.prepare}, {"execute", t.execute}, {"reference", t.reference},
+         {"bound", t.bound}, {"compare", t.compare}, {"total", t.total}};
+  if (t.device_kernel >= 0) j["device_kernel"] = t.device_kernel;
+  return j;
 }
 
 json to_json(const case_result& r) {

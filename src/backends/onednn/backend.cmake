@@ -1,11 +1,12 @@
-# The oneDNN backend (matmul, softmax/log_softmax, activations, add/mul as oneDNN CPU
-# primitives), compiled into opval_core only when oneDNN's headers and library are found.
+# The oneDNN backend (one file per op family, as oneDNN CPU primitives), compiled into
+# opval_core only when oneDNN's headers and library are found.
 find_path(OPVAL_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.hpp HINTS /usr/include /usr/local/include)
 find_library(OPVAL_ONEDNN_LIBRARY NAMES dnnl)
 
 if(OPVAL_ONEDNN_INCLUDE_DIR AND OPVAL_ONEDNN_LIBRARY)
   message(STATUS "opval: oneDNN backend enabled (${OPVAL_ONEDNN_LIBRARY})")
-  target_sources(opval_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/onednn_backend.cpp)
+  file(GLOB OPVAL_ONEDNN_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+  target_sources(opval_core PRIVATE ${OPVAL_ONEDNN_SOURCES})
   target_include_directories(opval_core PRIVATE ${OPVAL_ONEDNN_INCLUDE_DIR})
   target_link_libraries(opval_core PRIVATE ${OPVAL_ONEDNN_LIBRARY})
   target_compile_definitions(opval_core PRIVATE OPVAL_HAVE_ONEDNN=1)
