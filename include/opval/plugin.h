@@ -56,7 +56,8 @@ typedef enum opval_dtype {
   OPVAL_DTYPE_BOOLEAN = 11
 } opval_dtype;
 
-/** Where a tensor's data lives. ABI 1 opval passes host (CPU) tensors only. */
+/** Where a tensor's data lives: host memory unless the plugin exports opval_plugin_device()
+ * and asks for device memory. */
 typedef enum opval_device_kind {
   OPVAL_DEVICE_CPU = 0,
   OPVAL_DEVICE_CUDA = 1
@@ -119,8 +120,9 @@ OPVAL_PLUGIN_EXPORT int opval_plugin_supports(const opval_problem* problem, char
 /** Computes `problem` synchronously: reads n_inputs input tensors and writes every element
  * of the n_outputs output tensors, in the operand order the op documents (matmul: A, B,
  * then optional operands; output dst). Shapes and strides are those of the case; honour
- * the strides. `stream` is the device queue to run on (NULL for CPU tensors); the work must
- * be complete when the function returns. Returns 0 on success; otherwise a nonzero code
+ * the strides. `stream` is the device queue to run on (NULL for CPU tensors); for CPU
+ * tensors the work must be complete when the function returns, for device tensors it must be
+ * enqueued on `stream` (see opval_plugin_device). Returns 0 on success; otherwise a nonzero code
  * after writing a NUL-terminated message of at most error_size bytes into `error` (the
  * case becomes FAILED with that message and the run goes on). Called only for problems
  * opval_plugin_supports() accepted; may be called several times per case. */
@@ -128,5 +130,16 @@ OPVAL_PLUGIN_EXPORT int opval_plugin_execute(const opval_problem* problem,
                                              const opval_tensor* inputs, size_t n_inputs,
                                              opval_tensor* outputs, size_t n_outputs,
                                              void* stream, char* error, size_t error_size);
+
+/** OPTIONAL (still ABI 1; a plugin without it gets host tensors): the device the plugin's
+ * kernels want their tensors on, an opval_device_kind value, the same for every problem.
+ * OPVAL_DEVICE_CUDA: before each execute opval copies every input and output (the whole
+ * strided extent, padding included) to device memory of CUDA device 0, passes tensors whose
+ * `data` are device pointers with device = OPVAL_DEVICE_CUDA, and passes its cudaStream_t as
+ * `stream`; the kernel enqueues its work on that stream and may return before it completes:
+ * opval synchronizes the stream, times the work with CUDA events and copies the outputs back.
+ * Shapes and strides stay host memory. When opval has no CUDA (built without it, or no
+ * device or driver), the plugin's cases are SKIPPED with the reason. */
+OPVAL_PLUGIN_EXPORT int32_t opval_plugin_device(void);
 
 #endif /* OPVAL_PLUGIN_H */

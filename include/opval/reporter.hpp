@@ -12,9 +12,12 @@ namespace opval {
 /// Totals of a run.
 struct run_summary {
   int passed = 0, failed = 0, mistrusted = 0, skipped = 0, unimplemented = 0;
+  int known_failed = 0;  ///< of failed + mistrusted: listed as known failures
+  int known_passed = 0;  ///< of passed: listed as known failures (fixed, or the list is stale)
   double seconds = 0;
   int total() const { return passed + failed + mistrusted + skipped + unimplemented; }
   void add(state s);
+  void add(const case_result& r);
 };
 
 class reporter {

@@ -2,6 +2,7 @@
 // Expands suites into cases and runs each: fill, execute, reference, bound, compare, verdict.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,15 @@ struct case_result {
   std::string backend;
   std::string backend_version;
   execution_info exec;
+  /// The tightest float contract whose bound the result meets (see observed_precision.hpp),
+  /// measured for real backends' failures and for contracts that allow reduced precision;
+  /// empty when not measured or none met. `observed_note` says which were tried.
+  std::string observed_contract;
+  std::string observed_note;
   verdict v;
+  /// Set when the case is listed in a known-failures file (opval/known_failures.hpp): the
+  /// recorded cause. A known case that fails does not fail the run.
+  std::optional<std::string> known_failure;
   case_timings times;
   std::string repro;        ///< the command that reproduces this case
   std::string source;       ///< where the problem came from

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/observed_precision.hpp"
 #include "opval/error.hpp"
 #include "opval/error_model.hpp"
 #include "opval/op_spec.hpp"
@@ -270,6 +271,11 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     if (r.v.reason.empty() && ov.st != state::passed) r.v.reason = ov.reason;
     r.v.outputs.push_back(std::move(ov));
   }
+  if (o.pol.kind == policy_kind::bound && b.name() != "sim" && (r.v.st == state::failed || p.dt.rounds_inputs()))
+    if (auto seen = observe_precision(p, ft, bound_options{o.pol.false_alarm}, ins, refs, outs)) {
+      r.observed_contract = seen->contract;
+      r.observed_note = seen->note;
+    }
   if (r.v.st == state::passed && o.perturb_check) {
     std::string finding = perturbation_finding(p, b, o.seed, ins, outs, refs, js);
     if (!finding.empty()) r.v.st = state::mistrusted, r.v.reason = finding;

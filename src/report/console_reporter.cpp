@@ -1,11 +1,13 @@
 // The console reporter: one table row per case, every case that did not pass explained
-// under its row (reason, bound, worst elements) with the command that reproduces it, and a
-// closing line `N passed, N failed, N skipped` that scripts can grep.
+// under its row (reason, bound, worst elements) with the command that reproduces it, the time
+// split over the stages of the cases that ran, and a closing line `N passed, N failed,
+// N skipped` that scripts can grep.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -54,6 +56,38 @@ std::string duration(double seconds) {
   return fmt::format("{:.2f}s", seconds);
 }
 
+/// Stage times summed over the cases that ran, so a run shows where its time went (the next
+/// bottleneck): `other` is what no stage accounts for (capability query, allocation, the
+/// perturbation re-run, the observed-precision search, the verdict).
+struct time_split {
+  int cases = 0;
+  double fill = 0, prepare = 0, kernel = 0, reference = 0, bound = 0, compare = 0, total = 0;
+
+  void add(const case_timings& t) {
+    ++cases;
+    fill += t.fill, prepare += t.prepare, kernel += t.execute, reference += t.reference;
+    bound += t.bound, compare += t.compare, total += t.total;
+  }
+
+  /// `time split over N cases: fill 0.12s (3%), prepare ...`; empty when no case ran.
+  std::string line() const {
+    if (cases == 0) return {};
+    const double other = std::max(0.0, total - fill - prepare - kernel - reference - bound - compare);
+    std::string text = fmt::format("time split over {} case{}:", cases, cases == 1 ? "" : "s");
+    const std::pair<const char*, double> stages[] = {{"fill", fill},           {"prepare", prepare},
+                                                     {"kernel", kernel},       {"reference", reference},
+                                                     {"bound", bound},         {"compare", compare},
+                                                     {"other", other}};
+    for (std::size_t i = 0; i < std::size(stages); ++i)
+      text += fmt::format("{} {} {} ({:.0f}%)", i == 0 ? "" : ",", stages[i].first, duration(stages[i].second),
+                          total > 0 ? 100 * stages[i].second / total : 0.0);
+    return text;
+  }
+};
+
+/// Whether the case got as far as running its kernel (its stage times mean something).
+bool ran(const case_result& r) { return r.v.st != state::skipped && r.v.st != state::unimplemented; }
+
 /// The largest of a metric over the outputs of a case ("-" when it has none).
 template <class Get>
 std::string worst_of(const verdict& v, Get get) {
@@ -80,8 +114,15 @@ class console_reporter final : public reporter {
   }
 
   void on_result(const case_result& r) override {
-    if (!header_printed_) print_header();
     const verdict& v = r.v;
+    per_op_[r.op].add(v.st);
+    // With several backends most refusals are one backend lacking a kernel the others have:
+    // counted, and listed only when verbose, so the rows show what ran.
+    if (show_backend_ && !verbose_ && !ran(r)) {
+      ++refusals_hidden_;
+      return;
+    }
+    if (!header_printed_) print_header();
     if (show_backend_) fmt::print(out_, "{:<{}} ", r.backend, backend_width_);
     fmt::print(out_, fmt::runtime(row_format), r.op, descriptor_cell(r), r.contract,
                detail::state_label(v.st),
@@ -89,15 +130,24 @@ class console_reporter final : public reporter {
                worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),
                duration(r.times.total));
     if (verbose_ || v.st != state::passed) explain(r);
-    per_op_[r.op].add(v.st);
+    if (ran(r)) split_.add(r.times);
     out_.flush();
   }
 
   void on_finish(const run_summary& s) override {
     if (per_op_.size() > 1) print_per_op();
     fmt::print(out_, "\n{} case{} in {}\n", s.total(), s.total() == 1 ? "" : "s", duration(s.seconds));
+    if (const std::string split = split_.line(); !split.empty()) fmt::print(out_, "{}\n", split);
     if (s.mistrusted > 0) fmt::print(out_, "(of which {} mistrusted)\n", s.mistrusted);
+    if (s.known_failed > 0)
+      fmt::print(out_, "(of which {} known failures, listed with their cause: they do not fail the run)\n",
+                 s.known_failed);
+    if (s.known_passed > 0)
+      fmt::print(out_, "({} cases listed as known failures passed: fixed, or the list is stale)\n", s.known_passed);
     if (s.unimplemented > 0) fmt::print(out_, "(of which {} unimplemented)\n", s.unimplemented);
+    if (refusals_hidden_ > 0)
+      fmt::print(out_, "({} skipped / unimplemented (case, backend) rows not listed; --verbose lists them)\n",
+                 refusals_hidden_);
     fmt::print(out_, "{} passed, {} failed, {} skipped\n", s.passed, s.failed + s.mistrusted,
                s.skipped + s.unimplemented);
     out_.flush();
@@ -124,6 +174,9 @@ class console_reporter final : public reporter {
   void explain(const case_result& r) {
     const verdict& v = r.v;
     if (!v.reason.empty()) fmt::print(out_, "  {}: {}\n", detail::state_label(v.st), v.reason);
+    if (r.known_failure)
+      fmt::print(out_, "  known failure{}{} (listed: does not fail the run)\n", r.known_failure->empty() ? "" : ": ",
+                 *r.known_failure);
     if (v.st == state::skipped || v.st == state::unimplemented) return;
     if (verbose_) {
       fmt::print(out_, "  descriptor: {}\n", r.descriptor);
@@ -137,6 +190,7 @@ class console_reporter final : public reporter {
                  t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "", duration(t.reference),
                  duration(t.bound), duration(t.compare));
     }
+    if (!r.observed_note.empty()) fmt::print(out_, "  observed precision: {}\n", r.observed_note);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
     fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));
   }
@@ -202,6 +256,8 @@ class console_reporter final : public reporter {
   bool show_backend_;
   std::size_t backend_width_ = 12;
   std::map<std::string, run_summary> per_op_;
+  int refusals_hidden_ = 0;
+  time_split split_;
   bool header_printed_ = false;
   std::string policy_text_;
 };

@@ -96,6 +96,8 @@ json to_json(const case_result& r) {
               {"backend_version", r.backend_version},
               {"implementation", r.exec.implementation},
               {"actual_contract", r.exec.actual_contract},
+              {"observed_contract", r.observed_contract},
+              {"observed_precision", r.observed_note},
               {"state", to_string(r.v.st)},
               {"reason", r.v.reason},
               {"policy", r.v.policy},

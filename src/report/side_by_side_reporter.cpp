@@ -26,7 +26,7 @@ std::string compact(double x) {
 /// State, largest ULP error over the outputs, and the sign-relative bias mean of the output
 /// where it is largest in magnitude, among outputs whose bias test had power.
 std::string cell(const case_result& r) {
-  std::string text = detail::state_label(r.v.st);
+  std::string text = std::string(detail::state_label(r.v.st)) + (r.known_failure && is_failure(r.v.st) ? "(known)" : "");
   if (r.v.st == state::skipped || r.v.st == state::unimplemented || r.v.outputs.empty())
     return text;
   double ulps = 0;
@@ -55,7 +55,7 @@ class side_by_side_reporter final : public reporter {
   void on_result(const case_result& r) override {
     if (std::find(backends_.begin(), backends_.end(), r.backend) == backends_.end())
       backends_.push_back(r.backend);
-    totals_[r.backend].add(r.v.st);
+    totals_[r.backend].add(r);
     // A problem listed twice gets two rows: a result joins the first row of its descriptor
     // that has no result from this backend yet.
     auto it = std::find_if(rows_.begin(), rows_.end(), [&](const row& w) {
@@ -63,6 +63,8 @@ class side_by_side_reporter final : public reporter {
     });
     if (it == rows_.end()) it = rows_.insert(rows_.end(), row{r.descriptor, {}});
     it->cells[r.backend] = cell(r);
+    if (r.v.st != state::skipped && r.v.st != state::unimplemented) ++it->ran;
+    if (is_failure(r.v.st)) it->failure = true;
   }
 
   void on_finish(const run_summary&) override {
@@ -79,7 +81,12 @@ class side_by_side_reporter final : public reporter {
     }
     fmt::print(out_, "\n");
     print_row("side by side", backends_, label_width, widths);
+    std::size_t single = 0;
     for (const row& w : rows_) {
+      if (ran_on_fewer_than_two(w)) {
+        ++single;
+        continue;
+      }
       std::vector<std::string> cells;
       for (const std::string& b : backends_) {
         auto c = w.cells.find(b);
@@ -87,13 +94,17 @@ class side_by_side_reporter final : public reporter {
       }
       print_row(cut(w.descriptor, label_width), cells, label_width, widths);
     }
+    if (single > 0)
+      fmt::print(out_, "({} problem{} passed on one backend and refused by the others: not shown)\n", single,
+                 single == 1 ? "" : "s");
     std::size_t name_width = 0;
     for (const std::string& b : backends_) name_width = std::max(name_width, b.size());
     fmt::print(out_, "\nper backend:\n");
     for (const std::string& b : backends_) {
       const run_summary& t = totals_[b];
-      fmt::print(out_, "  {:<{}}  {} passed, {} failed, {} skipped\n", b, name_width, t.passed,
-                 t.failed + t.mistrusted, t.skipped + t.unimplemented);
+      fmt::print(out_, "  {:<{}}  {} passed, {} failed{}, {} skipped\n", b, name_width, t.passed,
+                 t.failed + t.mistrusted, t.known_failed ? fmt::format(" ({} known)", t.known_failed) : "",
+                 t.skipped + t.unimplemented);
     }
     out_.flush();
   }
@@ -111,7 +122,13 @@ class side_by_side_reporter final : public reporter {
   struct row {
     std::string descriptor;
     std::map<std::string, std::string> cells;  ///< backend -> cell text
+    int ran = 0;                                ///< backends that ran it (not refused)
+    bool failure = false;                       ///< some backend failed it
   };
+
+  // A row with nothing to compare and nothing wrong: one backend ran and passed the problem,
+  // the others refused it.
+  static bool ran_on_fewer_than_two(const row& w) { return w.ran < 2 && !w.failure; }
 
   std::ostream& out_;
   std::vector<std::string> backends_;  ///< in the order they first reported

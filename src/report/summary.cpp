@@ -1,4 +1,5 @@
-// Totals of a run: one counter per verdict state.
+// Totals of a run: one counter per verdict state, and how many listed known failures
+// failed or passed.
 #include "opval/reporter.hpp"
 
 namespace opval {
@@ -11,6 +12,15 @@ void run_summary::add(state s) {
     case state::skipped: ++skipped; break;
     case state::unimplemented: ++unimplemented; break;
   }
+}
+
+void run_summary::add(const case_result& r) {
+  add(r.v.st);
+  if (!r.known_failure) return;
+  if (is_failure(r.v.st))
+    ++known_failed;
+  else if (r.v.st == state::passed)
+    ++known_passed;
 }
 
 }  // namespace opval

@@ -5,14 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opval/backend.hpp"
+#include "opval/device.hpp"
 #include "opval/error.hpp"
+#include "opval/known_failures.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"
 
@@ -37,6 +42,22 @@ inline std::unique_ptr<backend> backend_or_null(const std::string& name, const c
 #define OPVAL_BACKEND_OR_SKIP(var, name, ...)                                  \
   auto var = ::opval::testing::backend_or_null(name __VA_OPT__(, ) __VA_ARGS__); \
   if (!var) GTEST_SKIP() << "no backend '" << (name) << "' in this build, or no device for it"
+
+/// The descriptors tests/known_failures.txt lists for `backend`: the documented cases where the
+/// library disagrees with the contract (the same list `opval run --known-failures` reads).
+inline std::set<std::string> known_failures_of(const std::string& backend) {
+  std::set<std::string> out;
+  for (const auto& [descriptor, cause] :
+       known_failures::load(OPVAL_SOURCE_DIR "/tests/known_failures.txt").of_backend(backend))
+    out.insert(descriptor);
+  return out;
+}
+
+/// Why CUDA work cannot run here ("" when a device is usable).
+inline std::string cuda_unavailable_reason() {
+  const device_runtime* rt = find_device_runtime(device_kind::cuda);
+  return rt ? rt->unavailable_reason() : "opval was built without CUDA";
+}
 
 /// Expects `b` to refuse the problem `line` as UNIMPLEMENTED and returns its reason.
 inline std::string unimplemented_reason(backend& b, const char* line) {
@@ -81,6 +102,33 @@ inline std::map<std::string, int> passed_per_op(const std::vector<case_result>& 
   for (const auto& r : results)
     if (r.v.st == state::passed) ++passed[r.op];
   return passed;
+}
+
+/// True when op `op` is compiled into this build (OPVAL_OPS may leave ops out).
+inline bool op_in_build(std::string_view op) {
+  for (const op_spec* s : all_ops())
+    if (s->name() == op) return true;
+  return false;
+}
+
+/// Expects at least `min[op]` PASSED cases of each op in this build.
+inline void expect_min_passed(const std::vector<case_result>& results, const std::map<std::string, int>& min) {
+  std::map<std::string, int> passed = passed_per_op(results);
+  for (const auto& [op, n] : min)
+    if (op_in_build(op)) EXPECT_GE(passed[op], n) << op;
+}
+
+/// Expects every listed known failure of an op in `ops` (all ops in this build when empty) to
+/// still fail or be mistrusted on b: when the library is fixed the list must shrink.
+inline void expect_known_failures_still_fail(backend& b, const std::set<std::string>& known,
+                                             const std::vector<std::string>& ops = {}) {
+  for (const std::string& d : known) {
+    const problem p = parse_problem(d);
+    const std::string op(p.op());
+    if (!op_in_build(op) || (!ops.empty() && std::find(ops.begin(), ops.end(), op) == ops.end())) continue;
+    const case_result r = run_case(p, b, {});
+    EXPECT_TRUE(is_failure(r.v.st)) << d << ": " << to_string(r.v.st) << " " << r.v.reason;
+  }
 }
 
 }  // namespace opval::testing

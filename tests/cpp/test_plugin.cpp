@@ -1,7 +1,8 @@
-// Kernel plugins (include/opval/plugin.h): the example sgemm_tiled passes the matmul suites it
-// supports and declines the rest with reasons; its planted k-tail bug is caught; broken
+// Kernel plugins (include/opval/plugin.h): the examples sgemm_tiled and flash_attention pass
+// the suites of their op on what they support and decline the rest with reasons; their
+// planted bugs (sgemm's k tail, flash attention's unrescaled running sum) are caught; broken
 // plugins are refused with messages naming what is wrong; a kernel error is a FAILED case;
-// and `opval run --plugin` behaves as documented in docs/CLI.md.
+// and `opval run --plugin` behaves as documented in docs/CLI.md and docs/PLUGINS.md.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@
 #include "opval/plugin_backend.hpp"
 #include "opval/runner.hpp"
 
-#if !defined(OPVAL_SGEMM_TILED) || !defined(OPVAL_CLI_PATH)
+#if !defined(OPVAL_SGEMM_TILED) || !defined(OPVAL_CLI_PATH) || !defined(OPVAL_FLASH_ATTENTION)
 #error "tests/cpp/CMakeLists.txt must define the plugin paths for test_plugin"
 #endif
 
@@ -170,6 +171,104 @@ TEST(PluginCli, BrokenPluginIsBadInputOnOneLine) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("opval: error: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("999"), std::string::npos) << r.err;
+}
+
+// ---- flash_attention (examples/plugins/flash_attention.cpp) ----
+
+/// The counts of a CLI run's closing line `N passed, N failed, N skipped` (-1 when absent).
+struct run_counts {
+  int passed = -1, failed = -1, skipped = -1;
+};
+
+run_counts closing_counts(const std::string& out) {
+  run_counts c;
+  const std::size_t at = out.rfind(" passed, ");
+  if (at == std::string::npos) return c;
+  const std::size_t line = out.rfind('\n', at);
+  std::sscanf(out.c_str() + (line == std::string::npos ? 0 : line + 1), "%d passed, %d failed, %d skipped",
+              &c.passed, &c.failed, &c.skipped);
+  return c;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+TEST(FlashAttention, NameIdentifiesThePlugin) {
+  EXPECT_EQ(load_plugin_backend(OPVAL_FLASH_ATTENTION)->name(), "plugin:flash_attention");
+  EXPECT_EQ(load_plugin_backend(OPVAL_FLASH_ATTENTION_BUGGY)->name(), "plugin:flash_attention_buggy");
+}
+
+TEST(FlashAttention, UnsupportedContractsAreUnimplementedWithTheContractOrOptionNamed) {
+  auto b = load_plugin_backend(OPVAL_FLASH_ATTENTION);
+  const std::pair<const char*, const char*> cases[] = {
+      {"attention b=1 h=1 lq=4 lk=4 d=8 dt=tf32", "not f32@tf32:f32:f32"},
+      {"attention b=1 h=1 lq=4 lk=4 d=8 dt=f16:f32:f16", "not f16:f32:f16"},
+      {"attention b=1 h=1 lq=4 lk=4 d=8 dt=bf16:f32:bf16 mid=f16", "mid=f16"},
+      {"attention b=1 h=1 lq=4 lk=4 d=8 dt=bf16:f32:bf16 dst_round=rz", "dst_round=rz"},
+      {"attention b=1 h=1 lq=4 lk=4 d=8 dt=f32 denorm=ftz", "denorm=ftz"},
+      {"matmul m=4 n=5 k=3", "attention only, not matmul"}};
+  for (const auto& [descriptor, named] : cases) {
+    case_result r = run_one(*b, descriptor);
+    EXPECT_EQ(r.v.st, state::unimplemented) << descriptor;
+    EXPECT_NE(r.v.reason.find(named), std::string::npos) << r.v.reason;
+  }
+}
+
+// Several key blocks (block_k = 64), causal block skipping in both alignments, GQA, bias,
+// key lengths, P rounded to bf16 and mixed input/output types together.
+TEST(FlashAttention, ClaimedContractsPassAcrossKeyBlocksAndMasks) {
+  auto b = load_plugin_backend(OPVAL_FLASH_ATTENTION);
+  for (const char* d :
+       {"attention b=2 h=4 hkv=2 lq=70 lk=150 d=32 causal=top_left mask=bias key_lengths=1 dt=bf16:f32:f32 mid=bf16",
+        "attention b=2 h=2 lq=45 lk=140 d=24 dv=40 causal=bottom_right dt=f32:f32:bf16 fill=special",
+        "attention b=1 h=3 hkv=1 lq=33 lk=200 d=64 scale=0.3 dt=bf16:f32:bf16 fill=large"}) {
+    case_result r = run_one(*b, d);
+    EXPECT_EQ(r.v.st, state::passed) << d << ": " << r.v.reason;
+  }
+}
+
+TEST(FlashAttentionCli, PassesTheAttentionSuitesOnTheContractsItClaims) {
+  for (const char* tag : {"smoke", "regression"}) {
+    cli_result r = opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION, "--op", "attention", "--tag", tag});
+    EXPECT_EQ(r.code, 0) << tag << "\n" << r.out << r.err;
+    const run_counts c = closing_counts(r.out);
+    EXPECT_EQ(c.failed, 0) << r.out;
+    EXPECT_GE(c.passed, std::string(tag) == "smoke" ? 2 : 20) << r.out;
+    // Every case not run is an UNIMPLEMENTED one carrying the plugin's reason (the contract).
+    const std::size_t refused = occurrences(r.out, "\n  UNIMPLEMENTED: ");
+    EXPECT_GT(refused, 0u) << r.out;
+    EXPECT_EQ(refused, occurrences(r.out, "\n  UNIMPLEMENTED: flash_attention implements Q/K/V f32 or bf16"));
+    EXPECT_EQ(static_cast<std::size_t>(c.skipped), refused) << r.out;
+  }
+}
+
+// The running sum is only wrong once a later key block raises a row's maximum: one block
+// (lk = 64) passes, a 65th key fails with the elements, the bound and the repro line.
+TEST(FlashAttentionCli, PlantedRescaleBugPassesOneKeyBlockAndIsExplainedOnTwo) {
+  const std::string one_block = "attention b=1 h=2 lq=16 lk=64 d=64 dt=bf16:f32:bf16";
+  cli_result ok = opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION_BUGGY, "--problems", one_block});
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_EQ(closing_counts(ok.out).passed, 1) << ok.out;
+
+  cli_result bad = opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION_BUGGY, "--problems",
+                              "attention b=1 h=2 lq=16 lk=65 d=64 dt=bf16:f32:bf16", "--worst", "3"});
+  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  for (const std::string& expected :
+       {std::string("FAILED: output 'o': "), std::string("elements beyond the bound; worst at ["),
+        std::string("worst elements:"),
+        std::string("repro: opval repro 'attention b=1 h=2 lq=16 lk=65 dt=bf16:f32:bf16' --seed 1 --plugin '") +
+            OPVAL_FLASH_ATTENTION_BUGGY + "'"})
+    EXPECT_NE(bad.out.find(expected), std::string::npos) << expected << "\n" << bad.out;
+}
+
+TEST(FlashAttentionCli, RegressionSuiteCatchesThePlantedBug) {
+  cli_result r =
+      opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION_BUGGY, "--op", "attention", "--tag", "regression"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_GE(closing_counts(r.out).failed, 1) << r.out;
 }
 
 }  // namespace

@@ -161,6 +161,21 @@ TEST(ConsoleReporter, LongDescriptorsAreCutAtATokenBoundary) {
       << out;
 }
 
+TEST(ConsoleReporter, TimeSplitSumsTheStagesOfTheCasesThatRan) {
+  case_result ran = passed_case();
+  ran.times = {.fill = 0.1, .prepare = 0.0, .execute = 0.2, .reference = 0.5, .bound = 0.1, .compare = 0.05,
+               .total = 1.0};
+  case_result skipped = passed_case();
+  skipped.v.st = state::skipped;
+  skipped.times.total = 5.0;  // its capability query: not a stage of a case that ran
+  std::string out = console_output({ran, ran, skipped});
+  EXPECT_TRUE(contains_match(out, R"(\ntime split over 2 cases: fill 200\.0ms \(10%\), prepare 0\.0ms \(0%\), )"
+                                  R"(kernel 400\.0ms \(20%\), reference 1\.00s \(50%\), bound 200\.0ms \(10%\), )"
+                                  R"(compare 100\.0ms \(5%\), other 100\.0ms \(5%\)\n)"))
+      << out;
+  EXPECT_FALSE(contains_match(console_output({skipped}), "time split")) << "nothing ran, nothing to split";
+}
+
 TEST(ConsoleReporter, VerboseExplainsPassingCases) {
   std::string out = console_output({passed_case()}, true);
   EXPECT_TRUE(contains_match(out, R"(descriptor: matmul m=4 n=5 k=3 dt=f32:f32:f32\n)")) << out;
@@ -207,6 +222,30 @@ TEST(SideBySideReporter, OneRowPerProblemOneColumnPerBackend) {
       << out;
   EXPECT_TRUE(contains_match(out, R"(\n\s+sim\s+1 passed, 1 failed, 0 skipped\n)")) << out;
   EXPECT_TRUE(contains_match(out, R"(\n\s+lib\s+1 passed, 0 failed, 1 skipped\n)")) << out;
+}
+
+TEST(SideBySideReporter, HidesProblemsOnlyOneBackendRanAndPassedAndMarksKnownFailures) {
+  std::ostringstream out;
+  auto rep = make_side_by_side_reporter(out);
+  case_result only_sim = passed_case();
+  only_sim.descriptor = "matmul m=7 n=7 k=7";
+  case_result refused = only_sim;
+  refused.backend = "lib";
+  refused.v.st = state::unimplemented;
+  refused.v.reason = "no kernel";
+  case_result sim_ok = passed_case();
+  case_result known = failed_case();
+  known.descriptor = sim_ok.descriptor;
+  known.backend = "lib";
+  known.known_failure = "a documented disagreement";
+  for (const case_result* r : {&only_sim, &refused, &sim_ok, &known}) rep->on_result(*r);
+  run_summary s;
+  rep->on_finish(s);
+  EXPECT_FALSE(contains_match(out.str(), R"(matmul m=7 n=7 k=7)")) << out.str();
+  EXPECT_TRUE(contains_match(out.str(), R"(\(1 problem passed on one backend and refused by the others: not shown\))"))
+      << out.str();
+  EXPECT_TRUE(contains_match(out.str(), R"(FAILED\(known\))")) << out.str();
+  EXPECT_TRUE(contains_match(out.str(), R"(\n\s+lib\s+0 passed, 1 failed \(1 known\), 1 skipped\n)")) << out.str();
 }
 
 TEST(SideBySideReporter, SilentWithOneBackend) {

@@ -21,7 +21,8 @@ namespace {
 
 using namespace onednn;
 
-plan_builder builder_of(std::string_view op) {
+plan_builder builder_of(std::string_view op, bool winograd) {
+  if (winograd) return op == "conv2d" ? conv2d_winograd_plan : nullptr;
   if (op == "matmul") return matmul_plan;
   if (op == "conv2d") return conv2d_plan;
   if (op == "layer_norm") return layer_norm_plan;
@@ -61,9 +62,10 @@ void copy_elements(const tensor& src, tensor& dst) {
 
 class onednn_backend final : public backend {
  public:
-  onednn_backend() : eng_(dnnl::engine::kind::cpu, 0), stream_(eng_) {}
+  /// `winograd`: the onednn_winograd backend, conv2d with algorithm::convolution_winograd only.
+  explicit onednn_backend(bool winograd = false) : winograd_(winograd), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_) {}
 
-  std::string name() const override { return "onednn"; }
+  std::string name() const override { return winograd_ ? "onednn_winograd" : "onednn"; }
   std::string version() const override {
     const dnnl_version_t* v = dnnl_version();
     return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
@@ -71,7 +73,9 @@ class onednn_backend final : public backend {
   }
 
   support supports(const problem& p) const override {
-    const plan_builder build = builder_of(p.op());
+    const plan_builder build = builder_of(p.op(), winograd_);
+    if (!build && winograd_)
+      return support::unimplemented("onednn_winograd backend: runs conv2d only (winograd is a convolution algorithm)");
     if (!build) return support::unimplemented("onednn backend: " + std::string(p.op()) + " not implemented yet");
     const op_spec& spec = find_op(p.op());
     try {
@@ -89,7 +93,7 @@ class onednn_backend final : public backend {
   // Builds the plan for these very tensors and creates its primitive (oneDNN's kernel
   // selection and JIT code generation happen here, outside the kernel's time).
   void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    const plan_builder build = builder_of(p.op());
+    const plan_builder build = builder_of(p.op(), winograd_);
     if (!build) throw error("onednn: prepare called for unsupported op " + std::string(p.op()));
     try {
       plan_ = build(p, views(in), views(out), eng_);
@@ -99,9 +103,19 @@ class onednn_backend final : public backend {
     primitive_ = dnnl::primitive(plan_.pd.get());
     if (plan_.copy_to_dst) copy_elements(in[*plan_.copy_to_dst], out[0]);
     args_.clear();
+    staged_in_.clear();
+    staged_out_.clear();
     for (const binding& b : plan_.args) {
       void* ptr = b.output ? out[b.index].data() : const_cast<void*>(in[b.index].data());
-      args_.emplace(b.arg, dnnl::memory(b.md, eng_, ptr));
+      if (!b.staged) {
+        args_.emplace(b.arg, dnnl::memory(b.md, eng_, ptr));
+        continue;
+      }
+      // The primitive's own layout in a scratch memory, reordered from / to the tensor.
+      const dnnl::memory user(b.user_md, eng_, ptr), scratch(b.md, eng_);
+      args_.emplace(b.arg, scratch);
+      if (b.output) staged_out_.push_back({dnnl::reorder(scratch, user), scratch, user});
+      else staged_in_.push_back({dnnl::reorder(user, scratch), user, scratch});
     }
     bind_owned(plan_.owned_f32, tag_dt::f32);
     bind_owned(plan_.owned_s32, tag_dt::s32);
@@ -109,8 +123,11 @@ class onednn_backend final : public backend {
 
   execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
     if (!primitive_) throw error("onednn: execute called before prepare");
+    for (auto& r : staged_in_) r.run.execute(stream_, r.from, r.to);
     primitive_.execute(stream_, args_);
-    return {"oneDNN " + std::string(plan_.pd.impl_info_str()) + " (fpmath " + plan_.fpmath + ")", ""};
+    for (auto& r : staged_out_) r.run.execute(stream_, r.from, r.to);
+    const std::string reorders = staged_in_.empty() && staged_out_.empty() ? "" : ", with reorders";
+    return {"oneDNN " + std::string(plan_.pd.impl_info_str()) + " (fpmath " + plan_.fpmath + reorders + ")", ""};
   }
 
   std::optional<double> synchronize(std::span<tensor>) override {
@@ -128,17 +145,26 @@ class onednn_backend final : public backend {
     }
   }
 
+  bool winograd_ = false;
   dnnl::engine eng_;
   dnnl::stream stream_;
   plan plan_;
   dnnl::primitive primitive_;
   std::unordered_map<int, dnnl::memory> args_;
+  // Reorders of staged bindings, created in prepare: tensor -> scratch before, scratch -> tensor after.
+  struct staging {
+    dnnl::reorder run;
+    dnnl::memory from, to;
+  };
+  std::vector<staging> staged_in_, staged_out_;
 };
 
 std::unique_ptr<backend> make_onednn() { return std::make_unique<onednn_backend>(); }
+std::unique_ptr<backend> make_onednn_winograd() { return std::make_unique<onednn_backend>(true); }
 
 }  // namespace
 
 OPVAL_REGISTER_BACKEND(onednn, make_onednn);
+OPVAL_REGISTER_BACKEND(onednn_winograd, make_onednn_winograd);
 
 }  // namespace opval

@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,11 +42,16 @@ std::optional<tag_dt> dnnl_type(dtype t);
 dnnl::memory::desc md_of(const operand_view& v, std::size_t rank);
 
 /// Which tensor feeds a primitive argument: input or output `index`, described by `md`.
+/// A `staged` binding is one whose `md` is the layout the primitive chose (format any) and
+/// `user_md` the tensor's own: the backend reorders inputs into a scratch memory before the
+/// primitive runs and outputs out of it after.
 struct binding {
   int arg = 0;
   bool output = false;
   std::size_t index = 0;
   dnnl::memory::desc md;
+  bool staged = false;
+  dnnl::memory::desc user_md{};
 };
 
 /// A primitive ready to create, with its arguments. `copy_to_dst` names the input (C) that
@@ -79,6 +85,30 @@ void require_f32_acc_contract(const problem& p);
 /// oneDNN's eltwise algorithm for an activation (not none).
 dnnl::algorithm eltwise_algorithm(ops::common_gemm::activation a);
 
+/// Throws refusal unless p's (matmul / conv2d) contract is one oneDNN computes as asked: a
+/// float one (require_f32_acc_contract) or u8/i8 x i8 with exact i32 accumulation into an
+/// f32, bf16, i8, u8 or i32 dst.
+void require_gemm_contract(const problem& p);
+
+/// The per-channel operand v ([channels]: bias, scales) placed at dimension `channel_dim` of
+/// a rank-`rank` tensor, every other extent 1 (the shape of a per-channel binary post-op).
+dnnl::memory::desc channel_md(const operand_view& v, std::size_t rank, int channel_dim);
+
+/// The epilogue of matmul / conv2d as oneDNN attributes, in the contract's order:
+///   scaling by alpha*scale_a*scale_b (an output scale; a linear post-op where the primitive
+///   takes none; per channel, the scale_b operand as a run-time output scale when
+///   `runtime_scales`, else a binary mul post-op), zero points of src / weights / dst
+///   (run-time values owned by the plan), then post-ops sum (beta*C), binary add (bias, when
+///   scales apply, since oneDNN 2.6 scales its own bias), eltwise (activation), binary add
+///   (residual), linear (1/scale_dst). Adds the operands' bindings to pl.
+struct gemm_epilogue {
+  dnnl::primitive_attr attr;
+  bool native_bias = false;  ///< the primitive's own bias argument carries the bias
+};
+gemm_epilogue map_gemm_epilogue(const problem& p, const ops::common_gemm::epilogue_spec& e,
+                                const std::vector<operand_view>& in, std::size_t rank, int channel_dim,
+                                bool runtime_scales, plan& pl);
+
 /// Builds the plan of p for the given operand views on engine eng.
 using plan_builder = plan (*)(const problem& p, const std::vector<operand_view>& in,
                               const std::vector<operand_view>& out, const dnnl::engine& eng);
@@ -87,6 +117,10 @@ plan matmul_plan(const problem&, const std::vector<operand_view>&, const std::ve
                  const dnnl::engine&);
 plan conv2d_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                  const dnnl::engine&);
+/// conv2d with algorithm::convolution_winograd: operands in the layouts the primitive picks,
+/// reordered by the backend; a refusal by oneDNN is SKIPPED with its message.
+plan conv2d_winograd_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
+                          const dnnl::engine&);
 plan softmax_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                   const dnnl::engine&);
 plan eltwise_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,

@@ -1,16 +1,22 @@
-// The `opencl` backend: f32 matmul (plain GEMM with alpha/beta, any strides, broadcast
+// The `opencl` backend: matmul (plain GEMM with alpha/beta, any strides, broadcast
 // batches), softmax (any axis) and layer_norm as OpenCL C kernels built at run time on the
-// first CPU device found (else any device). The point is to test an OpenCL implementation's
-// compiler and math library (exp, rsqrt, fma, division) against the contract; a machine
-// without a platform reports every case SKIPPED, and a kernel that fails to build throws
-// opval::error with the compiler's log (the runner turns it into FAILED).
+// first CPU device found (else any device), computing in f32 with f32 or f16 storage of each
+// operand (f16 through vload_half / vstore_half_rte, see opencl_kernels.hpp). The point is to
+// test an OpenCL implementation's compiler and math library (exp, rsqrt, fma, division)
+// against the contract; a machine without a platform reports every case SKIPPED, and a
+// kernel that fails to build throws opval::error with the compiler's log (the runner turns
+// it into FAILED).
 #include <CL/cl.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,10 +134,11 @@ cl_program build(cl_env& e, const std::string& source) {
   return prog;
 }
 
-// The kernel `name` of the program built from `source`, built once per process.
-cl_kernel make_kernel(cl_env& e, const char* name, const char* source) {
-  auto it = e.programs.find(name);
-  if (it == e.programs.end()) it = e.programs.emplace(name, build(e, source)).first;
+// The kernel `name` of the program built from `source`, built once per process and source
+// (one per combination of operand storages).
+cl_kernel make_kernel(cl_env& e, const char* name, const std::string& source) {
+  auto it = e.programs.find(source);
+  if (it == e.programs.end()) it = e.programs.emplace(source, build(e, source)).first;
   cl_int status = CL_SUCCESS;
   cl_kernel k = clCreateKernel(it->second, name, &status);
   check(status, "clCreateKernel");
@@ -160,8 +167,8 @@ mem_ptr upload(cl_env& e, const void* host, std::size_t bytes) {
   return mem_ptr(m);
 }
 
-void download(cl_env& e, const mem_ptr& m, void* host, std::size_t bytes) {
-  if (bytes) check(clEnqueueReadBuffer(e.queue, m.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr), "clEnqueueReadBuffer");
+void download(cl_env& e, cl_mem m, void* host, std::size_t bytes) {
+  if (bytes) check(clEnqueueReadBuffer(e.queue, m, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr), "clEnqueueReadBuffer");
 }
 
 // Elements from t's element 0 to its last element inclusive: the storage span a kernel that
@@ -176,8 +183,24 @@ std::int64_t span_elements(const tensor& t) {
   return last + 1;
 }
 
-mem_ptr upload_span(cl_env& e, const tensor& t) {
-  return upload(e, t.data(), static_cast<std::size_t>(span_elements(t)) * sizeof(float));
+std::size_t span_bytes(const tensor& t) { return static_cast<std::size_t>(span_elements(t)) * t.element_size(); }
+
+mem_ptr upload_span(cl_env& e, const tensor& t) { return upload(e, t.data(), span_bytes(t)); }
+
+using opencl_kernels::storage;
+
+// The kernel-side storage of an operand type (supports() admits f32 and f16 only).
+storage storage_of(dtype t) {
+  if (t == dtype::f32) return storage::f32;
+  if (t == dtype::f16) return storage::f16;
+  throw error("opencl: no kernel storage for " + std::string(to_string(t)));
+}
+
+// The source of `body` with its operands' storage macros, one (prefix, type) per operand.
+std::string kernel_source(const char* body, std::initializer_list<std::pair<const char*, dtype>> operands) {
+  std::string source;
+  for (const auto& [prefix, type] : operands) source += opencl_kernels::storage_macros(prefix, storage_of(type));
+  return source + body;
 }
 
 // Sets kernel arguments in order; cl_mem handles and scalars alike are passed by address.
@@ -187,13 +210,28 @@ void set_args(cl_kernel k, const Args&... args) {
   (check(clSetKernelArg(k, i++, sizeof(Args), &args), "clSetKernelArg"), ...);
 }
 
-void run_kernel(cl_env& e, cl_kernel k, std::vector<std::size_t> global) {
-  for (std::size_t g : global)
+// A kernel with its arguments set and the buffers they point to, built by prepare(); execute()
+// enqueues it and synchronize() waits and reads the results back with `fetch`.
+struct launch {
+  kernel_ptr kernel;
+  std::vector<mem_ptr> buffers;     ///< kept alive until the results are fetched
+  std::vector<std::size_t> global;  ///< the NDRange; an empty extent means no work
+  std::function<void(cl_env&, std::span<tensor>)> fetch;
+  std::string implementation;
+};
+
+// Hands m to l (which keeps it alive until the results are fetched) and returns its handle.
+cl_mem keep(launch& l, mem_ptr m) {
+  l.buffers.push_back(std::move(m));
+  return l.buffers.back().get();
+}
+
+void enqueue(cl_env& e, const launch& l) {
+  for (std::size_t g : l.global)
     if (g == 0) return;
-  check(clEnqueueNDRangeKernel(e.queue, k, static_cast<cl_uint>(global.size()), nullptr, global.data(), nullptr, 0,
-                               nullptr, nullptr),
+  check(clEnqueueNDRangeKernel(e.queue, l.kernel.get(), static_cast<cl_uint>(l.global.size()), nullptr,
+                               l.global.data(), nullptr, 0, nullptr, nullptr),
         "clEnqueueNDRangeKernel");
-  check(clFinish(e.queue), "clFinish");
 }
 
 std::string implementation(const cl_env& e, const char* kernel) {
@@ -218,7 +256,7 @@ std::pair<cl_long, cl_long> matrix_strides(const tensor& t) {
   return {t.strides()[t.rank() - 2], t.strides()[t.rank() - 1]};
 }
 
-void run_matmul(cl_env& e, const problem& p, std::span<const tensor> in, tensor& dst) {
+launch matmul_launch(cl_env& e, const problem& p, std::span<const tensor> in, const tensor& dst) {
   const epilogue_spec ep = ops::common_gemm::read_epilogue(p, true);
   // Inputs are A, B, then C exactly when beta != 0 (supports() refused the rest).
   const tensor& a = in[0];
@@ -231,18 +269,23 @@ void run_matmul(cl_env& e, const problem& p, std::span<const tensor> in, tensor&
   const auto [b_rs, b_cs] = matrix_strides(b);
   const auto [c_rs, c_cs] = matrix_strides(c);
   const auto [d_rs, d_cs] = matrix_strides(dst);
+  launch l;
   // dst's whole span goes up and comes back, so padding between its rows survives.
-  const mem_ptr ma = upload_span(e, a), mb = upload_span(e, b), mc = upload_span(e, c), md = upload_span(e, dst);
-  const mem_ptr oa = upload_offsets(e, out_batch, a), ob = upload_offsets(e, out_batch, b),
-                oc = upload_offsets(e, out_batch, c), od = upload_offsets(e, out_batch, dst);
-  const kernel_ptr kern(make_kernel(e, "matmul_naive", opencl_kernels::matmul));
+  const cl_mem ma = keep(l, upload_span(e, a)), mb = keep(l, upload_span(e, b)), mc = keep(l, upload_span(e, c)),
+               md = keep(l, upload_span(e, dst));
+  const cl_mem oa = keep(l, upload_offsets(e, out_batch, a)), ob = keep(l, upload_offsets(e, out_batch, b)),
+               oc = keep(l, upload_offsets(e, out_batch, c)), od = keep(l, upload_offsets(e, out_batch, dst));
+  const std::string source = kernel_source(
+      opencl_kernels::matmul, {{"A", a.type()}, {"B", b.type()}, {"C", c.type()}, {"D", dst.type()}});
+  l.kernel.reset(make_kernel(e, "matmul_naive", source));
   const cl_float alpha = static_cast<cl_float>(ep.alpha), beta = static_cast<cl_float>(ep.beta);
   const cl_int has_c = ep.beta != 0.0;
-  set_args(kern.get(), ma.get(), mb.get(), mc.get(), md.get(), m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, d_rs, d_cs,
-           oa.get(), ob.get(), oc.get(), od.get(), alpha, beta, has_c);
-  run_kernel(e, kern.get(), {static_cast<std::size_t>(n), static_cast<std::size_t>(m),
-                             static_cast<std::size_t>(element_count(out_batch))});
-  download(e, md, dst.data(), static_cast<std::size_t>(span_elements(dst)) * sizeof(float));
+  set_args(l.kernel.get(), ma, mb, mc, md, m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, d_rs, d_cs, oa, ob, oc, od,
+           alpha, beta, has_c);
+  l.global = {static_cast<std::size_t>(n), static_cast<std::size_t>(m), static_cast<std::size_t>(element_count(out_batch))};
+  l.fetch = [md](cl_env& env, std::span<tensor> out) { download(env, md, out[0].data(), span_bytes(out[0])); };
+  l.implementation = implementation(e, "matmul_naive");
+  return l;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,58 +294,82 @@ void run_matmul(cl_env& e, const problem& p, std::span<const tensor> in, tensor&
 // t itself when contiguous, else a contiguous copy (the kernels address rows densely).
 tensor dense(const tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
 
-mem_ptr upload_dense(cl_env& e, const tensor& t) {
-  return upload(e, t.data(), static_cast<std::size_t>(t.numel()) * sizeof(float));
+std::size_t dense_bytes(const tensor& t) { return static_cast<std::size_t>(t.numel()) * t.element_size(); }
+
+mem_ptr upload_dense(cl_env& e, const tensor& t) { return upload(e, t.data(), dense_bytes(t)); }
+
+// A zero-filled device buffer of `bytes` bytes.
+mem_ptr zeros(cl_env& e, std::size_t bytes) {
+  const std::vector<unsigned char> host(bytes);
+  return upload(e, host.data(), host.size());
 }
 
-// A zero-filled device buffer of `count` floats.
-mem_ptr zeros(cl_env& e, std::int64_t count) {
-  const std::vector<float> host(static_cast<std::size_t>(count));
-  return upload(e, host.data(), host.size() * sizeof(float));
+// Reads a dense result of out's shape and type back into out, whatever out's strides.
+void download_into(cl_env& e, cl_mem m, tensor& out) {
+  if (out.is_contiguous()) return download(e, m, out.data(), dense_bytes(out));
+  tensor host(out.type(), out.shape());
+  download(e, m, host.data(), dense_bytes(host));
+  out.assign(host.to_vector());  // f32 / f16 -> f64 -> the same type is exact
 }
 
-// Reads a dense f32 result of out's shape back into out, whatever out's strides.
-void download_into(cl_env& e, const mem_ptr& m, tensor& out) {
-  if (out.is_contiguous()) return download(e, m, out.data(), static_cast<std::size_t>(out.numel()) * sizeof(float));
-  std::vector<float> host(static_cast<std::size_t>(out.numel()));
-  download(e, m, host.data(), host.size() * sizeof(float));
-  const std::vector<double> values(host.begin(), host.end());  // f32 -> f64 -> f32 is exact
-  out.assign(values);
+// A row kernel's launch whose dense result buffer `result` is read back into out[0].
+launch row_launch(cl_env& e, launch l, cl_mem result, const char* kernel) {
+  l.fetch = [result](cl_env& env, std::span<tensor> out) { download_into(env, result, out[0]); };
+  l.implementation = implementation(e, kernel);
+  return l;
 }
 
-void run_softmax(cl_env& e, const problem& p, const tensor& x, tensor& y) {
+launch softmax_launch(cl_env& e, const problem& p, const tensor& x, const tensor& y) {
   const dims& shape = p.get_dims("shape");
   const auto rank = static_cast<std::int64_t>(shape.size());
   const std::int64_t axis = p.get_int("axis") < 0 ? p.get_int("axis") + rank : p.get_int("axis");
   cl_long outer = 1, len = 1, inner = 1;
   for (std::int64_t d = 0; d < rank; ++d) (d < axis ? outer : d == axis ? len : inner) *= shape[static_cast<std::size_t>(d)];
-  const mem_ptr mx = upload_dense(e, dense(x));
-  const mem_ptr out = zeros(e, y.numel());
-  const kernel_ptr kern(make_kernel(e, "softmax_rows", opencl_kernels::softmax));
-  set_args(kern.get(), mx.get(), out.get(), len, inner);
-  run_kernel(e, kern.get(), {static_cast<std::size_t>(outer * inner)});
-  download_into(e, out, y);
+  launch l;
+  const cl_mem mx = keep(l, upload_dense(e, dense(x)));
+  const cl_mem out = keep(l, zeros(e, dense_bytes(y)));
+  l.kernel.reset(
+      make_kernel(e, "softmax_rows", kernel_source(opencl_kernels::softmax, {{"X", x.type()}, {"Y", y.type()}})));
+  set_args(l.kernel.get(), mx, out, len, inner);
+  l.global = {static_cast<std::size_t>(outer * inner)};
+  return row_launch(e, std::move(l), out, "softmax_rows");
 }
 
-void run_layer_norm(cl_env& e, const problem& p, std::span<const tensor> in, tensor& y) {
+launch layer_norm_launch(cl_env& e, const problem& p, std::span<const tensor> in, const tensor& y) {
   const dims& shape = p.get_dims("shape");
   const auto axes = static_cast<std::size_t>(p.get_int("norm_axes"));
   cl_long n = 1;
   for (std::size_t d = shape.size() - std::min(axes, shape.size()); d < shape.size(); ++d) n *= shape[d];
   const bool affine = p.get_bool("affine");
-  const mem_ptr mx = upload_dense(e, dense(in[0]));
-  const mem_ptr gamma = affine ? upload_dense(e, dense(in[1])) : zeros(e, 0);
-  const mem_ptr beta = affine ? upload_dense(e, dense(in[2])) : zeros(e, 0);
-  const mem_ptr out = zeros(e, y.numel());
-  const kernel_ptr kern(make_kernel(e, "layer_norm_rows", opencl_kernels::layer_norm));
+  launch l;
+  const cl_mem mx = keep(l, upload_dense(e, dense(in[0])));
+  const cl_mem gamma = keep(l, affine ? upload_dense(e, dense(in[1])) : zeros(e, 0));
+  const cl_mem beta = keep(l, affine ? upload_dense(e, dense(in[2])) : zeros(e, 0));
+  const cl_mem out = keep(l, zeros(e, dense_bytes(y)));
+  // Without affine, gamma and beta are absent: their storage is p.dt.wei all the same.
+  l.kernel.reset(make_kernel(
+      e, "layer_norm_rows",
+      kernel_source(opencl_kernels::layer_norm, {{"X", in[0].type()}, {"G", p.dt.wei}, {"Y", y.type()}})));
   const cl_float eps = static_cast<cl_float>(p.get_real("eps"));
   const cl_int aff = affine;
-  set_args(kern.get(), mx.get(), gamma.get(), beta.get(), out.get(), n, eps, aff);
-  run_kernel(e, kern.get(), {static_cast<std::size_t>(y.numel() / n)});
-  download_into(e, out, y);
+  set_args(l.kernel.get(), mx, gamma, beta, out, n, eps, aff);
+  l.global = {static_cast<std::size_t>(y.numel() / n)};
+  return row_launch(e, std::move(l), out, "layer_norm_rows");
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// True when c asks for f32 arithmetic (with the default claims) on operands stored in f32 or
+// f16: what the kernels do, widening f16 on load and rounding to nearest on store.
+bool storage_only(const contract& c) {
+  const auto stored = [](dtype t) { return t == dtype::f32 || t == dtype::f16; };
+  if (!stored(c.src) || !stored(c.wei) || !stored(c.dst)) return false;
+  contract plain;  // f32 everywhere, round to nearest, IEEE subnormals, default ulps
+  plain.src = plain.math = c.src;
+  plain.wei = c.wei;
+  plain.dst = c.dst;
+  return c == plain;
+}
 
 class opencl_backend final : public backend {
  public:
@@ -317,8 +384,9 @@ class opencl_backend final : public backend {
     if (!e.unavailable.empty()) return support::skipped("no OpenCL platform/device: " + e.unavailable);
     if (p.op() != "matmul" && p.op() != "softmax" && p.op() != "layer_norm")
       return support::unimplemented("opencl implements matmul, softmax and layer_norm only");
-    if (!(p.dt == parse_contract_types("f32")))
-      return support::unimplemented("opencl implements dt=f32 (f32:f32:f32, IEEE defaults) only, not " + p.dt.to_string());
+    if (!storage_only(p.dt))
+      return support::unimplemented("opencl computes in f32 with f32 or f16 storage (e.g. f32, f16:f32:f16, "
+                                    "f16:f32:f32; IEEE defaults) only, not " + p.dt.to_string());
     if (p.op() == "matmul") {
       const std::string feature = non_gemm_feature(p, ops::common_gemm::read_epilogue(p, true));
       if (!feature.empty())
@@ -327,24 +395,45 @@ class opencl_backend final : public backend {
     return support::yes();
   }
 
+  // Uploads the operands, builds (or finds) the kernel and sets its arguments.
+  void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    cl_env& e = available_env();
+    const std::lock_guard lock(e.mutex);
+    if (p.op() == "matmul")
+      launch_ = matmul_launch(e, p, in, out[0]);
+    else if (p.op() == "softmax")
+      launch_ = softmax_launch(e, p, in[0], out[0]);
+    else if (p.op() == "layer_norm")
+      launch_ = layer_norm_launch(e, p, in, out[0]);
+    else
+      throw error("opencl: prepare called for unsupported op " + std::string(p.op()));
+  }
+
   execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    if (!launch_.kernel) throw error("opencl: execute called before prepare");
+    cl_env& e = available_env();
+    const std::lock_guard lock(e.mutex);
+    enqueue(e, launch_);
+    return {launch_.implementation, ""};
+  }
+
+  std::optional<double> synchronize(std::span<tensor> out) override {
+    cl_env& e = available_env();
+    const std::lock_guard lock(e.mutex);
+    check(clFinish(e.queue), "clFinish");
+    launch_.fetch(e, out);
+    launch_ = launch{};
+    return std::nullopt;
+  }
+
+ private:
+  static cl_env& available_env() {
     cl_env& e = env();
     if (!e.unavailable.empty()) throw error("opencl: no OpenCL platform/device: " + e.unavailable);
-    const std::lock_guard lock(e.mutex);
-    if (p.op() == "matmul") {
-      run_matmul(e, p, in, out[0]);
-      return {implementation(e, "matmul_naive"), ""};
-    }
-    if (p.op() == "softmax") {
-      run_softmax(e, p, in[0], out[0]);
-      return {implementation(e, "softmax_rows"), ""};
-    }
-    if (p.op() == "layer_norm") {
-      run_layer_norm(e, p, in, out[0]);
-      return {implementation(e, "layer_norm_rows"), ""};
-    }
-    throw error("opencl: execute called for unsupported op " + std::string(p.op()));
+    return e;
   }
+
+  launch launch_;
 };
 
 std::unique_ptr<backend> make_opencl() { return std::make_unique<opencl_backend>(); }

@@ -1,15 +1,21 @@
 // The plugin backend: adapts a shared library exporting the C ABI of opval/plugin.h to
-// opval::backend. Tensors are passed as views (no copies), so the kernel sees exactly the
-// strides and padding the case asks for.
+// opval::backend. Host tensors are passed as views (no copies), so the kernel sees exactly the
+// strides and padding the case asks for. A plugin that asks for device tensors
+// (opval_plugin_device) gets device copies of the same strided extents, through the device
+// runtime registered for that kind (none in a build without CUDA: its cases are SKIPPED).
 #include "opval/plugin_backend.hpp"
 
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "opval/device.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/plugin.h"
@@ -32,12 +38,16 @@ static_assert(OPVAL_DTYPE_F64 == static_cast<int>(dtype::f64) &&
               OPVAL_DTYPE_I64 == static_cast<int>(dtype::i64) &&
               OPVAL_DTYPE_BOOLEAN == static_cast<int>(dtype::boolean),
               "opval_dtype must match opval::dtype");
+static_assert(OPVAL_DEVICE_CPU == static_cast<int>(device_kind::cpu) &&
+              OPVAL_DEVICE_CUDA == static_cast<int>(device_kind::cuda),
+              "opval_device_kind must match opval::device_kind");
 
 using abi_version_fn = std::uint32_t (*)();
 using name_fn = const char* (*)();
 using supports_fn = int (*)(const opval_problem*, char*, std::size_t);
 using execute_fn = int (*)(const opval_problem*, const opval_tensor*, std::size_t, opval_tensor*,
                            std::size_t, void*, char*, std::size_t);
+using device_fn = std::int32_t (*)();
 
 /// Closes the library when the last owner goes.
 struct library_closer {
@@ -79,10 +89,11 @@ class c_problem {
   opval_problem view_{};
 };
 
-/// A C view of a host tensor (shares shape, strides and data with it).
-opval_tensor c_view(const tensor& t) {
+/// A C view of a tensor (shares shape and strides with it) whose element 0 is at `data`:
+/// the tensor's own storage, or its device copy.
+opval_tensor c_view(const tensor& t, const void* data, device_kind where) {
   return {static_cast<std::int32_t>(t.type()), t.rank(), t.shape().data(), t.strides().data(),
-          const_cast<void*>(t.data()), OPVAL_DEVICE_CPU};
+          const_cast<void*>(data), static_cast<std::int32_t>(where)};
 }
 
 /// A message from a fixed buffer the plugin may have left unterminated.
@@ -110,6 +121,7 @@ class plugin_backend final : public backend {
                   "include/opval/plugin.h");
     const char* n = name_();
     name_text_ = n ? n : "unnamed";
+    resolve_device();
   }
 
   std::string name() const override { return "plugin:" + name_text_; }
@@ -123,28 +135,58 @@ class plugin_backend final : public backend {
     int code = supports_(cp.get(), reason.data(), reason.size());
     std::string why = message_of(reason.data(), reason.size());
     switch (code) {
-      case OPVAL_PLUGIN_SUPPORTED: return support::yes();
+      case OPVAL_PLUGIN_SUPPORTED: return device_support();
       case OPVAL_PLUGIN_UNIMPLEMENTED: return support::unimplemented(why);
       case OPVAL_PLUGIN_SKIPPED: return support::skipped(why);
       default: return support::skipped("plugin returned unknown code " + std::to_string(code));
     }
   }
 
+  /// Device plugins: uploads every input and output (outputs too, so padding comes back).
+  void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    if (device_ == device_kind::cpu) return;
+    device_runtime& rt = require_runtime();
+    mirror_ = std::make_unique<device_mirror>(rt);
+    device_in_.clear();
+    device_out_.clear();
+    for (const tensor& t : in) device_in_.push_back(mirror_->upload(t));
+    for (const tensor& t : out) device_out_.push_back(mirror_->upload(t));
+  }
+
   execution_info execute(const problem& p, std::span<const tensor> in,
                          std::span<tensor> out) override {
     c_problem cp(p);
+    const bool on_device = device_ != device_kind::cpu;
+    if (on_device && device_in_.size() != in.size()) throw error("plugin backend: execute without prepare");
     std::vector<opval_tensor> c_in, c_out;
-    for (const tensor& t : in) c_in.push_back(c_view(t));
-    for (const tensor& t : out) c_out.push_back(c_view(t));
+    for (std::size_t i = 0; i < in.size(); ++i)
+      c_in.push_back(c_view(in[i], on_device ? device_in_[i] : in[i].data(), device_));
+    for (std::size_t i = 0; i < out.size(); ++i)
+      c_out.push_back(c_view(out[i], on_device ? device_out_[i] : out[i].data(), device_));
+    device_runtime* rt = on_device ? &require_runtime() : nullptr;
     std::array<char, 1024> message{};
-    int code = execute_(cp.get(), c_in.data(), c_in.size(), c_out.data(), c_out.size(), nullptr,
-                        message.data(), message.size());
+    if (rt) rt->timer_start();
+    int code = execute_(cp.get(), c_in.data(), c_in.size(), c_out.data(), c_out.size(),
+                        rt ? rt->stream() : nullptr, message.data(), message.size());
+    if (rt) rt->timer_stop();
     if (code != 0) {
       std::string why = message_of(message.data(), message.size());
       throw error("plugin kernel failed: " +
                   (why.empty() ? "code " + std::to_string(code) + " without a message" : why));
     }
     return {name(), ""};
+  }
+
+  /// Device plugins: waits for the kernel, downloads the outputs, returns the event time.
+  std::optional<double> synchronize(std::span<tensor> out) override {
+    if (device_ == device_kind::cpu || !mirror_) return std::nullopt;
+    device_runtime& rt = require_runtime();
+    for (std::size_t i = 0; i < out.size() && i < device_out_.size(); ++i) mirror_->download(device_out_[i], out[i]);
+    rt.synchronize();
+    mirror_.reset();
+    device_in_.clear();
+    device_out_.clear();
+    return rt.elapsed_seconds();
   }
 
  private:
@@ -167,6 +209,31 @@ class plugin_backend final : public backend {
                 " (see include/opval/plugin.h; declare it with OPVAL_PLUGIN_EXPORT)");
   }
 
+  /// Reads the optional opval_plugin_device symbol (absent: host tensors).
+  void resolve_device() {
+    auto device = reinterpret_cast<device_fn>(dlsym(handle_.get(), "opval_plugin_device"));
+    if (!device) return;
+    const std::int32_t kind = device();
+    if (kind != OPVAL_DEVICE_CPU && kind != OPVAL_DEVICE_CUDA)
+      throw error("plugin '" + path_ + "': opval_plugin_device() returned " + std::to_string(kind) +
+                  ", not an opval_device_kind (OPVAL_DEVICE_CPU or OPVAL_DEVICE_CUDA)");
+    device_ = static_cast<device_kind>(kind);
+  }
+
+  /// The plugin's verdict for a problem it supports: SKIPPED when its device is missing.
+  support device_support() const {
+    if (device_ == device_kind::cpu) return support::yes();
+    const device_runtime* rt = find_device_runtime(device_);
+    if (!rt) return support::skipped("plugin wants CUDA device tensors, but this opval was built without CUDA");
+    if (std::string why = rt->unavailable_reason(); !why.empty()) return support::skipped(why);
+    return support::yes();
+  }
+
+  device_runtime& require_runtime() const {
+    if (const support s = device_support(); !s.ok) throw error(s.reason);
+    return *find_device_runtime(device_);
+  }
+
   std::string path_;
   library_handle handle_;
   std::string name_text_;
@@ -174,6 +241,10 @@ class plugin_backend final : public backend {
   name_fn name_ = nullptr;
   supports_fn supports_ = nullptr;
   execute_fn execute_ = nullptr;
+  device_kind device_ = device_kind::cpu;
+  // Device copies of the current case's operands (device plugins only).
+  std::unique_ptr<device_mirror> mirror_;
+  std::vector<void*> device_in_, device_out_;
 };
 
 }  // namespace

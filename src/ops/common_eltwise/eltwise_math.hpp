@@ -8,10 +8,11 @@
 
 namespace opval::ops::eltwise {
 
-/// Runs f(i) for i in [0, n) on all OpenMP threads.
+/// Runs f(i) for i in [0, n), on all OpenMP threads when n is large enough to share (a
+/// parallel region on a busy machine waits for every thread to be scheduled).
 template <class F>
 void parallel_for(std::int64_t n, F&& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= 16384)
   for (std::int64_t i = 0; i < n; ++i) f(i);
 }
 

@@ -422,14 +422,18 @@ error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const
 }
 
 std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t) {
-  const std::size_t rank = static_cast<std::size_t>(t.rank()) - 2, skip = out_batch.size() - rank;
+  return batch_offsets(out_batch, t.shape(), t.strides());
+}
+
+std::vector<std::int64_t> batch_offsets(const dims& out_batch, const dims& shape, const dims& strides) {
+  const std::size_t rank = shape.size() - 2, skip = out_batch.size() - rank;
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(element_count(out_batch)));
   for (std::size_t ob = 0; ob < offsets.size(); ++ob) {
     std::int64_t rem = static_cast<std::int64_t>(ob), off = 0;
     for (std::size_t d = out_batch.size(); d-- > 0;) {
       const std::int64_t coord = rem % out_batch[d];
       rem /= out_batch[d];
-      if (d >= skip && t.shape()[d - skip] != 1) off += coord * t.strides()[d - skip];
+      if (d >= skip && shape[d - skip] != 1) off += coord * strides[d - skip];
     }
     offsets[ob] = off;
   }

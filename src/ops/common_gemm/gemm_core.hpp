@@ -108,6 +108,8 @@ std::string suite_quant_attrs(const contract& c, std::int64_t k);
 /// matrix; t's batch dims broadcast against out_batch NumPy-style (right-aligned, extents of
 /// 1 stretch). Backends that loop over batches of a library GEMM use it.
 std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t);
+/// The same for an operand given by its shape and element strides (before it has data).
+std::vector<std::int64_t> batch_offsets(const dims& out_batch, const dims& shape, const dims& strides);
 
 /// The matmul feature a plain `alpha*op(A)*op(B) + beta*C` kernel cannot express (bias,
 /// activation, residual, quantization), named for an UNIMPLEMENTED reason; empty if none.

@@ -45,7 +45,9 @@ inline row_geometry geometry_of(const dims& shape, std::int64_t axis) {
 /// scattering out back (both row-major logical order).
 template <class F>
 void for_each_row(const row_geometry& g, const std::vector<double>& x, std::vector<double>& out, F&& f) {
-#pragma omp parallel
+  // Threads only when there is work to share: a parallel region on a busy machine waits for
+  // every thread to be scheduled, which costs a tiny case milliseconds.
+#pragma omp parallel if (x.size() >= 16384)
   {
     std::vector<double> xr(g.len), yr(g.len);
 #pragma omp for schedule(static)

@@ -1,0 +1,56 @@
+// The device runtime registry and device copies of host tensors.
+#include "opval/device.hpp"
+
+#include <map>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+using runtime_getter = device_runtime& (*)();
+
+std::map<device_kind, runtime_getter>& runtimes() {
+  static std::map<device_kind, runtime_getter> table;
+  return table;
+}
+
+}  // namespace
+
+namespace detail {
+device_runtime_registrar::device_runtime_registrar(device_kind kind, runtime_getter get) { runtimes()[kind] = get; }
+}  // namespace detail
+
+device_runtime* find_device_runtime(device_kind kind) {
+  const auto it = runtimes().find(kind);
+  return it == runtimes().end() ? nullptr : &it->second();
+}
+
+std::size_t storage_span_bytes(const tensor& t) {
+  if (t.numel() == 0) return 0;
+  std::int64_t last = 0;
+  for (int d = 0; d < t.rank(); ++d) {
+    if (t.strides()[d] < 0) throw error("device copies need non-negative strides");
+    last += (t.shape()[d] - 1) * t.strides()[d];
+  }
+  return static_cast<std::size_t>(last + 1) * t.element_size();
+}
+
+void* device_mirror::upload(const tensor& t) {
+  const std::size_t bytes = storage_span_bytes(t);
+  void* p = rt_->allocate(bytes == 0 ? 1 : bytes);
+  blocks_.push_back(p);
+  if (bytes) rt_->copy_to_device(p, t.data(), bytes);
+  return p;
+}
+
+void device_mirror::download(const void* device_data, tensor& t) {
+  if (const std::size_t bytes = storage_span_bytes(t)) rt_->copy_to_host(t.data(), device_data, bytes);
+}
+
+void device_mirror::clear() noexcept {
+  for (void* p : blocks_) rt_->deallocate(p);
+  blocks_.clear();
+}
+
+}  // namespace opval
