@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opval/heap_stats.hpp"
 #include "opval/problem.hpp"
 #include "opval/tensor.hpp"
 #include "opval/verdict.hpp"
@@ -58,11 +59,17 @@ struct backend_run_times {
   double prepare = 0;                  ///< set-up before the computation
   double kernel = 0;                   ///< execute + synchronize, host wall time
   std::optional<double> device_kernel; ///< the device's own measure of the kernel
+  run_memory memory;                   ///< heap use of prepare and of the kernel, RSS change
 };
 
 /// prepare, execute and synchronize p on b, timing each part.
 execution_info run_backend(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out,
                            backend_run_times* times = nullptr);
+
+/// Runs prepare, execute and synchronize `runs` more times on the same tensors and judges
+/// the live heap's growth across them (judge_leaks). Run after a first run, so that caches
+/// filled by the first call (primitive caches, program caches, thread pools) are not leaks.
+leak_check check_leaks(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out, int runs);
 
 using backend_factory = std::unique_ptr<backend> (*)();
 

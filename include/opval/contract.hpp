@@ -39,6 +39,9 @@ struct contract {
   rounding dst_round = rounding::rne;  ///< of the final rounding to `dst`
   denormals denorm = denormals::ieee;
   function_accuracy ulps;
+  /// False when the kernel may legitimately give different bits from run to run (atomics,
+  /// dynamic scheduling): opval then does not require repeated runs to match bitwise.
+  bool deterministic = true;
 
   bool operator==(const contract&) const = default;
 
@@ -52,8 +55,8 @@ struct contract {
 
 /// Parses the `dt=` value; throws opval::error naming the bad part.
 contract parse_contract_types(std::string_view text);
-/// Applies one contract option (`dst_round`, `acc_round`, `in_round`, `mid`, `denorm`, `ulp`)
-/// to c. Returns false when `key` is not a contract option; throws on a bad value.
+/// Applies one contract option (`dst_round`, `acc_round`, `in_round`, `mid`, `denorm`, `ulp`,
+/// `deterministic`) to c. Returns false when `key` is not a contract option; throws on a bad value.
 bool apply_contract_option(contract& c, std::string_view key, std::string_view value);
 
 }  // namespace opval

@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "opval/runner.hpp"
 
@@ -12,10 +13,13 @@ namespace opval {
 /// Totals of a run.
 struct run_summary {
   int passed = 0, failed = 0, mistrusted = 0, skipped = 0, unimplemented = 0;
+  int crashed = 0, timed_out = 0;  ///< CRASH and TIMEOUT cases (process isolation)
   int known_failed = 0;  ///< of failed + mistrusted: listed as known failures
   int known_passed = 0;  ///< of passed: listed as known failures (fixed, or the list is stale)
   double seconds = 0;
-  int total() const { return passed + failed + mistrusted + skipped + unimplemented; }
+  int total() const { return passed + failed + mistrusted + skipped + unimplemented + crashed + timed_out; }
+  /// Cases that did not pass although they ran: FAILED, MISTRUSTED, CRASH and TIMEOUT.
+  int failures() const { return failed + mistrusted + crashed + timed_out; }
   void add(state s);
   void add(const case_result& r);
 };
@@ -41,6 +45,10 @@ std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out);
 std::unique_ptr<reporter> make_jsonl_reporter(std::ostream& out);
 /// The JSON record of one case (what the JSONL reporter writes on one line).
 std::string to_json_line(const case_result& r);
+/// The case a JSON record describes: from_json_line(to_json_line(r)) writes back the same
+/// line. Used to replay a journal (`opval run --resume`) and to carry results out of worker
+/// processes. Throws opval::error naming the field when the line is not such a record.
+case_result from_json_line(std::string_view line);
 inline constexpr int result_schema_version = 1;
 
 }  // namespace opval

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "opval/backend.hpp"
+#include "opval/guarded_allocator.hpp"
 #include "opval/policy.hpp"
 #include "opval/problem.hpp"
 #include "opval/verdict.hpp"
@@ -20,6 +21,18 @@ struct run_options {
   std::uint64_t seed = 1;
   int worst_k = 5;
   bool perturb_check = true;  ///< re-run with a perturbed input to catch input-blind output
+  /// Memory checks of the kernel under test (docs/SAFETY.md). `guard`: its tensors live in
+  /// guarded mappings (guard page on side `guard_at`, canaries checked after each run).
+  bool guard = true;
+  guard_side guard_at = guard_side::after;
+  /// Outputs pre-filled with poison and the kernel run twice: never-written elements and
+  /// run-to-run differences fail (the latter unless the contract has deterministic=0).
+  bool poison_check = true;
+  bool input_check = true;   ///< inputs hashed before and after each run: a write fails
+  std::vector<int> threads;  ///< repeat the kernel with each OpenMP thread count: bitwise equal
+  /// Runs the kernel this many more times and fails a case whose every run grows the live
+  /// heap (a leak); 0 = off. Needs the allocator hooks (opval/heap_stats.hpp).
+  int leak_check = 0;
 };
 
 /// Wall times of the stages of one case, in seconds. `prepare` is the backend's set-up
@@ -48,6 +61,7 @@ struct case_result {
   /// recorded cause. A known case that fails does not fail the run.
   std::optional<std::string> known_failure;
   case_timings times;
+  case_memory memory;       ///< the kernel's heap use and RSS change, leak check (heap_stats.hpp)
   std::string repro;        ///< the command that reproduces this case
   std::string source;       ///< where the problem came from
 };

@@ -1,5 +1,7 @@
 #pragma once
 // The outcome of one case: a state, the reason, and the metrics and bound that decided it.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,9 +10,15 @@
 
 namespace opval {
 
-enum class state : std::uint8_t { passed, failed, mistrusted, skipped, unimplemented };
+/// crash: the worker process running the case died (signal, or exit during the case);
+/// timeout: the case ran past its time limit and its worker was killed. Both only with
+/// process isolation (opval/isolation.hpp).
+enum class state : std::uint8_t { passed, failed, mistrusted, skipped, unimplemented, crash, timeout };
 
+/// PASSED, FAILED, MISTRUSTED, SKIPPED, UNIMPLEMENTED, CRASH, TIMEOUT.
 std::string_view to_string(state s);
+/// The state named by to_string's text; nullopt for any other text.
+std::optional<state> parse_state(std::string_view text);
 
 /// The judgement of one output.
 struct output_verdict {

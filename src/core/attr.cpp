@@ -31,8 +31,13 @@ double parse_real(const attr_def& def, std::string_view text) {
   return v;
 }
 
+/// Integer attributes and extents stay within int32, as the libraries under test take them:
+/// shape arithmetic (sums of extents and paddings, products of two) then cannot overflow.
+constexpr std::int64_t max_integer = 2147483647;
+
 void check_range(const attr_def& def, double v) {
-  if (v < def.min || v > def.max) {
+  // Written so that NaN is out of range too.
+  if (!(v >= def.min && v <= def.max)) {
     std::ostringstream os;
     os << describe(def) << " = " << v << " is out of range [" << def.min << ", " << def.max << "]";
     throw error(os.str());
@@ -69,6 +74,9 @@ attr_value parse_attr_value(const attr_def& def, std::string_view text) {
     case attr_kind::integer: {
       std::int64_t v = parse_integer(def, text);
       check_range(def, static_cast<double>(v));
+      if (v > max_integer || v < -max_integer)
+        throw error(describe(def) + " = " + std::to_string(v) + " is beyond " + std::to_string(max_integer) +
+                    " in magnitude, the largest integer opval takes");
       return v;
     }
     case attr_kind::real: {
@@ -98,6 +106,9 @@ attr_value parse_attr_value(const attr_def& def, std::string_view text) {
         auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
         if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v < 0)
           throw error(describe(def) + " expects dimensions like 2x3x4, got '" + std::string(text) + "'");
+        if (v > max_integer)
+          throw error(describe(def) + " has the extent " + std::to_string(v) + ", beyond " +
+                      std::to_string(max_integer) + ", the largest opval takes");
         d.push_back(v);
         if (x == std::string_view::npos) break;
         start = x + 1;

@@ -164,7 +164,9 @@ struct chunk_out {
 
 // log_histogram::bin_of without branches, for the vectorized pass.
 inline std::int32_t histogram_bin(double v) {
-  const std::int64_t bits = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(v)) - 1;
+  // Subtracted as unsigned: for v = -0.0 the signed form would be INT64_MIN - 1 (UB, found by
+  // UBSan); the result is not used for v <= 0 and is the same for every v > 0.
+  const std::int64_t bits = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(v) - 1);
   const std::int64_t exponent = ((bits >> 52) & 0x7ff) - 1023;
   const std::int64_t sub = (bits >> 49) & 7;
   const std::int64_t bin = std::clamp<std::int64_t>((exponent - log_histogram::lo_exp) * log_histogram::per_octave + sub + 1,

@@ -108,6 +108,7 @@ std::string contract::to_string() const {
   if (dst_round != defaults.dst_round) s += " dst_round=" + std::string(rounding_name(dst_round));
   if (denorm != defaults.denorm) s += " denorm=ftz";
   if (!(ulps == defaults.ulps)) s += " ulp=" + format_ulps(ulps);
+  if (!deterministic) s += " deterministic=0";
   return s;
 }
 
@@ -144,7 +145,11 @@ bool apply_contract_option(contract& c, std::string_view key, std::string_view v
     else if (value == "ftz") c.denorm = denormals::ftz;
     else throw error("contract option 'denorm' expects ieee or ftz, got '" + std::string(value) + "'");
   } else if (key == "ulp") c.ulps = parse_ulps(value);
-  else return false;
+  else if (key == "deterministic") {
+    if (value != "0" && value != "1")
+      throw error("contract option 'deterministic' expects 0 or 1, got '" + std::string(value) + "'");
+    c.deterministic = value == "1";
+  } else return false;
   return true;
 }
 

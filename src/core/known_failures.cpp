@@ -1,6 +1,7 @@
 // Reading the known-failures list.
 #include "opval/known_failures.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +21,9 @@ std::string_view trimmed(std::string_view s) {
 }  // namespace
 
 known_failures known_failures::load(const std::string& path) {
+  // An ifstream opens a directory and reads it as empty: that would be an empty list.
+  if (std::filesystem::is_directory(path))
+    throw error("cannot read known-failures file '" + path + "': it is a directory");
   std::ifstream in(path);
   if (!in) throw error("cannot read known-failures file '" + path + "'");
   std::stringstream text;

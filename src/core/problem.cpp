@@ -8,6 +8,7 @@
 
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
+#include "opval/tensor.hpp"
 
 #ifndef OPVAL_PROBLEMS_DIR
 #define OPVAL_PROBLEMS_DIR "tests/problems"
@@ -99,13 +100,35 @@ std::filesystem::path resolve_problem_file(const std::string& name, const std::f
               std::string(OPVAL_PROBLEMS_DIR) + ")");
 }
 
+/// Longer lines are no descriptors: the file is binary or runaway, and is not read whole.
+constexpr std::size_t max_line_bytes = 64 * 1024;
+
+/// std::getline, but a line over max_line_bytes or holding a control byte (other than tab and
+/// carriage return) is an error naming `where`: the file is not a text problem file.
+bool read_text_line(std::istream& in, std::string& line, const std::string& where) {
+  line.clear();
+  std::streambuf& buf = *in.rdbuf();
+  for (int c; (c = buf.sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (line.size() == max_line_bytes)
+      throw error(where + ": line longer than " + std::to_string(max_line_bytes) +
+                  " bytes: not a problem file");
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+      throw error(where + ":" + std::to_string(line.size() + 1) + ": control byte " +
+                  std::to_string(c) + " is not text: not a problem file");
+    line.push_back(static_cast<char>(c));
+  }
+  return !line.empty();
+}
+
 void read_into(const std::filesystem::path& path, std::vector<located_problem>& out, int depth) {
   if (depth > 8) throw error(path.string() + ": includes nest too deeply");
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot read problem file '" + path.string() + "'");
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  for (int number = 1;; ++number) {
     std::string where = path.string() + ":" + std::to_string(number);
+    if (!read_text_line(in, line, where)) break;
     std::string text = trim(line.substr(0, line.find('#')));
     if (text.empty()) continue;
     if (text.rfind("include ", 0) == 0) {
@@ -132,6 +155,13 @@ void read_into(const std::filesystem::path& path, std::vector<located_problem>& 
       throw error(where + ": " + e.what());
     }
   }
+}
+
+/// Shapes whose element counts overflow are bad input here, not a failure in the middle of a
+/// run (element_count throws on overflow).
+void check_operand_sizes(const problem& p) {
+  for (const auto& operands : {p.spec().inputs(p), p.spec().outputs(p)})
+    for (const operand& o : operands) element_count(o.shape);
 }
 
 }  // namespace
@@ -207,6 +237,7 @@ problem parse_problem(std::string_view line) {
   for (std::size_t i = 1; i < tokens.size(); ++i) apply_token(p, tokens[i], seen);
   try {
     spec->validate(p);
+    check_operand_sizes(p);
   } catch (const error& e) {
     throw parse_error("column 1: invalid " + std::string(spec->name()) + " problem: " + e.what(),
                       std::string(line), 1);

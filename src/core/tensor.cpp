@@ -6,6 +6,7 @@
 #include <new>
 #include <numeric>
 
+#include "core/size_product.hpp"
 #include "opval/error.hpp"
 
 namespace opval {
@@ -62,10 +63,16 @@ allocator& host_allocator() {
   return instance;
 }
 
+std::int64_t size_product(std::int64_t a, std::int64_t b, std::string_view what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw error(std::string(what) + " has more than 2^63 elements");
+  return r;
+}
+
 dims row_major_strides(const dims& shape) {
   dims strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<std::int64_t>(shape[i + 1], 1);
+    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), "shape " + to_string(shape));
   return strides;
 }
 
@@ -77,12 +84,14 @@ dims padded_strides(const dims& shape, std::int64_t ld) {
   dims strides(shape.size(), 1);
   if (shape.size() >= 2) strides[shape.size() - 2] = ld;
   for (int i = static_cast<int>(shape.size()) - 3; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<std::int64_t>(shape[i + 1], 1);
+    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), "shape " + to_string(shape));
   return strides;
 }
 
 std::int64_t element_count(const dims& shape) {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+  std::int64_t n = 1;
+  for (std::int64_t e : shape) n = size_product(n, e, "shape " + to_string(shape));
+  return n;
 }
 
 std::string to_string(const dims& shape) {

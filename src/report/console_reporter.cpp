@@ -85,6 +85,54 @@ struct time_split {
   }
 };
 
+/// "peak 1.2 KiB, total 3.4 KiB in 5 allocations" for one measured section.
+std::string heap_text(const heap_stats& h) {
+  return fmt::format("peak {}, total {} in {} allocation{}, net {}", format_bytes(h.peak_bytes),
+                     format_bytes(h.total_bytes), h.allocations, h.allocations == 1 ? "" : "s",
+                     format_bytes(h.net_bytes));
+}
+
+/// The memory line of a case's explanation: the kernel's heap use, the set-up's, the RSS
+/// change and the leak check.
+std::string memory_text(const case_memory& m) {
+  std::string text = m.run.kernel.measured ? "kernel heap " + heap_text(m.run.kernel) + "; prepare heap " +
+                                                 heap_text(m.run.prepare)
+                                           : "heap not measured (" + heap_hooks_unavailable_reason() + ")";
+  if (m.run.kernel_rss_delta) text += "; kernel RSS change " + format_bytes(*m.run.kernel_rss_delta);
+  if (m.leak.runs > 0 && !m.leak.leaks) text += fmt::format("; no leak over {} more runs", m.leak.runs);
+  else if (!m.leak.leaks && !m.leak.finding.empty()) text += "; leak check " + m.leak.finding;
+  return text;
+}
+
+/// Kernel heap use over the cases that ran, for the closing lines: the largest peak and RSS
+/// growth, the total allocated, and the cases found leaking.
+struct memory_summary {
+  int cases = 0, leaking = 0;
+  std::int64_t peak = 0, total = 0, allocations = 0, rss = 0;
+
+  void add(const case_memory& m) {
+    if (!m.run.kernel.measured) return;
+    ++cases;
+    peak = std::max(peak, m.run.kernel.peak_bytes);
+    total += m.run.kernel.total_bytes;
+    allocations += m.run.kernel.allocations;
+    rss = std::max(rss, m.run.kernel_rss_delta.value_or(0));
+    leaking += m.leak.leaks;
+  }
+
+  /// `kernel heap over N cases: peak 1.0 MiB (largest), 3.0 MiB in 12 allocations in all; RSS
+  /// +4.0 KiB at most; 1 case leaks`; empty when nothing was measured.
+  std::string line() const {
+    if (cases == 0) return {};
+    std::string text = fmt::format("kernel heap over {} case{}: peak {} (largest), {} in {} allocation{} in all; "
+                                   "RSS +{} at most",
+                                   cases, cases == 1 ? "" : "s", format_bytes(peak), format_bytes(total), allocations,
+                                   allocations == 1 ? "" : "s", format_bytes(rss));
+    if (leaking > 0) text += fmt::format("; {} case{} leak{}", leaking, leaking == 1 ? "" : "s", leaking == 1 ? "s" : "");
+    return text;
+  }
+};
+
 /// Whether the case got as far as running its kernel (its stage times mean something).
 bool ran(const case_result& r) { return r.v.st != state::skipped && r.v.st != state::unimplemented; }
 
@@ -130,7 +178,7 @@ class console_reporter final : public reporter {
                worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),
                duration(r.times.total));
     if (verbose_ || v.st != state::passed) explain(r);
-    if (ran(r)) split_.add(r.times);
+    if (ran(r)) split_.add(r.times), memory_.add(r.memory);
     out_.flush();
   }
 
@@ -138,7 +186,11 @@ class console_reporter final : public reporter {
     if (per_op_.size() > 1) print_per_op();
     fmt::print(out_, "\n{} case{} in {}\n", s.total(), s.total() == 1 ? "" : "s", duration(s.seconds));
     if (const std::string split = split_.line(); !split.empty()) fmt::print(out_, "{}\n", split);
+    if (const std::string memory = memory_.line(); !memory.empty()) fmt::print(out_, "{}\n", memory);
     if (s.mistrusted > 0) fmt::print(out_, "(of which {} mistrusted)\n", s.mistrusted);
+    if (s.crashed + s.timed_out > 0)
+      fmt::print(out_, "(of which {} crashed and {} timed out: their workers were replaced)\n", s.crashed,
+                 s.timed_out);
     if (s.known_failed > 0)
       fmt::print(out_, "(of which {} known failures, listed with their cause: they do not fail the run)\n",
                  s.known_failed);
@@ -148,7 +200,7 @@ class console_reporter final : public reporter {
     if (refusals_hidden_ > 0)
       fmt::print(out_, "({} skipped / unimplemented (case, backend) rows not listed; --verbose lists them)\n",
                  refusals_hidden_);
-    fmt::print(out_, "{} passed, {} failed, {} skipped\n", s.passed, s.failed + s.mistrusted,
+    fmt::print(out_, "{} passed, {} failed, {} skipped\n", s.passed, s.failures(),
                s.skipped + s.unimplemented);
     out_.flush();
   }
@@ -159,7 +211,8 @@ class console_reporter final : public reporter {
     fmt::print(out_, "\nper op: {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", "", "passed", "failed", "mistrusted",
                "skipped", "unimplemented");
     for (const auto& [op, t] : per_op_)
-      fmt::print(out_, "        {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", op, t.passed, t.failed, t.mistrusted,
+      fmt::print(out_, "        {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", op, t.passed,
+                 t.failed + t.crashed + t.timed_out, t.mistrusted,
                  t.skipped, t.unimplemented);
   }
 
@@ -189,6 +242,7 @@ class console_reporter final : public reporter {
                  duration(t.fill), duration(t.prepare), duration(t.execute),
                  t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "", duration(t.reference),
                  duration(t.bound), duration(t.compare));
+      fmt::print(out_, "  memory: {}\n", memory_text(r.memory));
     }
     if (!r.observed_note.empty()) fmt::print(out_, "  observed precision: {}\n", r.observed_note);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
@@ -258,6 +312,7 @@ class console_reporter final : public reporter {
   std::map<std::string, run_summary> per_op_;
   int refusals_hidden_ = 0;
   time_split split_;
+  memory_summary memory_;
   bool header_printed_ = false;
   std::string policy_text_;
 };

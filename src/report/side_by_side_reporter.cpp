@@ -103,7 +103,7 @@ class side_by_side_reporter final : public reporter {
     for (const std::string& b : backends_) {
       const run_summary& t = totals_[b];
       fmt::print(out_, "  {:<{}}  {} passed, {} failed{}, {} skipped\n", b, name_width, t.passed,
-                 t.failed + t.mistrusted, t.known_failed ? fmt::format(" ({} known)", t.known_failed) : "",
+                 t.failures(), t.known_failed ? fmt::format(" ({} known)", t.known_failed) : "",
                  t.skipped + t.unimplemented);
     }
     out_.flush();

@@ -11,6 +11,8 @@ void run_summary::add(state s) {
     case state::mistrusted: ++mistrusted; break;
     case state::skipped: ++skipped; break;
     case state::unimplemented: ++unimplemented; break;
+    case state::crash: ++crashed; break;
+    case state::timeout: ++timed_out; break;
   }
 }
 

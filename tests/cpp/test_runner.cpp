@@ -77,10 +77,17 @@ TEST(run_case, sim_passes_with_timings_and_repro) {
 }
 
 TEST(run_case, all_zero_output_is_mistrusted) {
-  function_backend zeros("zeros", [](const problem&, std::span<const tensor>, std::span<tensor>) {});
+  function_backend zeros("zeros", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) out[0].set_at(i, 0.0);
+  });
   const case_result r = run(bf16_matmul, zeros);
   EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
   EXPECT_TRUE(contains(r.v.reason, "all zeros")) << r.v.reason;
+  // A kernel that writes nothing at all is told apart by the poisoned outputs.
+  function_backend idle("idle", [](const problem&, std::span<const tensor>, std::span<tensor>) {});
+  const case_result never = run(bf16_matmul, idle);
+  EXPECT_EQ(never.v.st, state::failed) << never.v.reason;
+  EXPECT_TRUE(contains(never.v.reason, "561 of 561 elements never written")) << never.v.reason;
 }
 
 TEST(run_case, constant_output_is_mistrusted) {

@@ -3,7 +3,13 @@
 // becomes one line on stderr and exit code 2; a case that fails or throws is a verdict and
 // never stops the run. The help text here and docs/CLI.md describe the same commands
 // (tests/cpp/test_cli.cpp checks that every option appears in both).
+#include <unistd.h>
+
 #include <algorithm>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +28,8 @@
 #include "opval/backend.hpp"
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
+#include "opval/isolation.hpp"
+#include "opval/journal.hpp"
 #include "opval/known_failures.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/plugin_backend.hpp"
@@ -55,22 +63,42 @@ struct case_args {
   std::uint64_t seed = 1;
   int worst = 5;
   bool no_perturb = false;
+  int leak_check = 0;  ///< extra kernel runs for leak detection (0 = off)
+  bool no_guard = false, guard_before = false, no_poison = false, no_input_check = false;  ///< docs/SAFETY.md
+  std::vector<int> threads;  ///< OpenMP thread counts the kernel is repeated with
   bool verbose = false;
   bool tightness = false;
   std::string jsonl;
   std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
+  std::string under;  ///< asan | valgrind: rerun this command under that checker (rerun_under)
+  std::string isolation = "process";  ///< process: each case in a worker process; none: in this one
+  double timeout = isolation_options{}.timeout_seconds;  ///< per case, seconds (process isolation)
 };
 
 struct run_args {
   case_args c;
   std::vector<std::string> ops, contracts, problems;
   std::string tag = "smoke";
+  std::string resume;  ///< a journal to finish: its recorded cases are not run again
 };
 
 struct repro_args {
   case_args c;
   std::string descriptor;
 };
+
+/// CLI11 would silently wrap a negative or too large --seed into 64 bits.
+CLI::Validator seed_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+          return "expects an integer from 0 to 18446744073709551615, got '" + text + "'";
+        return {};
+      },
+      "UINT64");
+}
 
 void add_case_options(CLI::App& cmd, case_args& a) {
   cmd.add_option("--backend", a.backends,
@@ -85,18 +113,50 @@ void add_case_options(CLI::App& cmd, case_args& a) {
   cmd.add_option("--policy", a.policy,
                  "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
       ->capture_default_str();
-  cmd.add_option("--seed", a.seed, "seed of the input fill")->capture_default_str();
+  cmd.add_option("--seed", a.seed, "seed of the input fill")->capture_default_str()->check(seed_text());
   cmd.add_option("--worst", a.worst, "number of worst elements recorded per output")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   cmd.add_flag("--no-perturb", a.no_perturb,
                "skip the MISTRUSTED check that re-runs with a perturbed input");
+  cmd.add_option("--leak-check", a.leak_check,
+                 "run each kernel N more times and fail it when every run grows the live heap"
+                 " (a leak; 0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000))
+      ->type_name("N");
+  cmd.add_flag("--no-guard", a.no_guard, "kernel tensors in plain memory: no guard pages, no canaries");
+  cmd.add_flag("--guard-before", a.guard_before,
+               "put the guard page before each kernel tensor (catches writes before its start)");
+  cmd.add_flag("--no-poison", a.no_poison,
+               "no poisoned outputs and no second kernel run (never-written and determinism checks)");
+  cmd.add_flag("--no-input-check", a.no_input_check, "do not hash inputs to catch a kernel writing them");
+  cmd.add_option("--threads", a.threads,
+                 "also run each kernel with each of these OpenMP thread counts; outputs must match bitwise")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N[,N...]");
   cmd.add_option("--jsonl", a.jsonl, "also write one JSON record per case to FILE")
       ->type_name("FILE");
   cmd.add_option("--known-failures", a.known_failures,
                  "cases known to fail on a backend (a documented library disagreement): shown as"
                  " FAILED (known), they do not fail the run")
       ->type_name("FILE");
+  cmd.add_option("--under", a.under,
+                 "rerun this command as the ASan+UBSan build (build-asan/opval) or under valgrind"
+                 " memcheck (exit code 99 on a memory error); docs/SAFETY.md")
+      ->check(CLI::IsMember({"asan", "valgrind"}))
+      ->type_name("asan|valgrind");
+  cmd.add_option("--isolation", a.isolation,
+                 "process: run each case in a worker process, so a crash or hang is a CRASH or"
+                 " TIMEOUT verdict and the run goes on; none: in the opval process itself")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "none"}));
+  cmd.add_option("--timeout", a.timeout,
+                 "per-case time limit in seconds under process isolation, plus 10 s per GFLOP of"
+                 " the case; past it the worker is killed and the case is a TIMEOUT")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 // ---------------------------------------------------------------- list
@@ -206,7 +266,9 @@ std::vector<located_problem> problems_from(const std::string& item) {
   if (!names_a_file(item)) return {{parse_problem(item), "<command line>"}};
   if (std::filesystem::is_directory(item))
     throw error("cannot read problem file '" + item + "': it is a directory");
-  return read_problem_file(item);
+  std::vector<located_problem> problems = read_problem_file(item);
+  if (problems.empty()) throw error("problem file '" + item + "' holds no problem (only blank lines and comments)");
+  return problems;
 }
 
 /// The canonical `dt=` strings the user asked for (so `bf16` selects bf16:f32:bf16).
@@ -242,62 +304,69 @@ std::vector<located_problem> select_problems(const run_args& a) {
 
 // ---------------------------------------------------------------- running
 
-/// A case that threw is recorded as FAILED with the message, so one broken case (or op)
-/// cannot hide the results of the others.
-case_result run_guarded(const located_problem& lp, backend& b, const run_options& o) {
-  try {
-    return run_case(lp.prob, b, o, lp.source);
-  } catch (const std::exception& e) {
-    case_result r;
-    r.descriptor = lp.prob.to_string();
-    r.op = std::string(lp.prob.op());
-    r.contract = lp.prob.dt.types_string();
-    r.seed = o.seed;
-    r.backend = b.name();
-    r.backend_version = b.version();
-    r.source = lp.source;
-    r.v.st = state::failed;
-    r.v.reason = std::string("exception: ") + e.what();
-    r.v.policy = o.pol.to_string();
-    return r;
-  }
-}
-
 run_options make_run_options(const case_args& a) {
   run_options o;
   o.pol = parse_policy(a.policy);
   o.seed = a.seed;
   o.worst_k = a.worst;
   o.perturb_check = !a.no_perturb;
+  o.leak_check = a.leak_check;
+  o.guard = !a.no_guard;
+  o.guard_at = a.guard_before ? guard_side::before : guard_side::after;
+  o.poison_check = !a.no_poison;
+  o.input_check = !a.no_input_check;
+  o.threads = a.threads;
   return o;
 }
 
-std::ofstream open_jsonl(const std::string& path) {
+/// The JSON Lines file, appended to when `append` (a resumed journal).
+std::ofstream open_jsonl(const std::string& path, bool append) {
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream out(p);
+  std::ofstream out(p, append ? std::ios::app : std::ios::trunc);
   if (!out) throw error("cannot write JSONL file '" + path + "'");
   return out;
 }
+
+/// A backend under test, and how a worker process makes the same one.
+struct case_backend {
+  std::unique_ptr<backend> b;
+  backend_ref ref;
+};
 
 /// The backends under test, each once, in the order given: the --backend ones (sim when
 /// neither --backend nor --plugin is given), then the --plugin library. All are made before
 /// anything runs, so an unknown name is bad input. o.backend lists their names, for the
 /// report header.
-std::vector<std::unique_ptr<backend>> make_case_backends(const case_args& a, run_options& o) {
+std::vector<case_backend> make_case_backends(const case_args& a, run_options& o) {
   std::vector<std::string> names = a.backends;
   if (names.empty() && a.plugin.empty()) names.push_back("sim");
-  std::vector<std::unique_ptr<backend>> out;
+  std::vector<case_backend> out;
   std::set<std::string> seen;
   for (const std::string& name : names)
-    if (seen.insert(name).second) out.push_back(make_backend(name));
-  if (!a.plugin.empty()) out.push_back(load_plugin_backend(a.plugin));
+    if (seen.insert(name).second) out.push_back({make_backend(name), {name, ""}});
+  if (!a.plugin.empty()) out.push_back({load_plugin_backend(a.plugin), {"", a.plugin}});
   std::vector<std::string> made;
-  for (const auto& b : out) made.push_back(b->name());
+  for (const case_backend& cb : out) made.push_back(cb.b->name());
   o.backend = joined(made, ",");
   return out;
 }
+
+/// Runs a case where --isolation says: in a worker process (kept from case to case), or in
+/// this process.
+class case_executor {
+ public:
+  explicit case_executor(const case_args& a) {
+    if (a.isolation == "process") worker_ = std::make_unique<case_worker>(isolation_options{.timeout_seconds = a.timeout});
+  }
+  case_result run(const located_problem& lp, const case_backend& cb, const run_options& o) {
+    return worker_ ? worker_->run(lp, cb.ref, *cb.b, o) : run_case_caught(lp, *cb.b, o);
+  }
+
+ private:
+  std::unique_ptr<case_worker> worker_;
+};
 
 /// The runner writes `--backend NAME`; a plugin is reproduced by its path instead.
 void point_repro_at_plugin(case_result& r, const case_args& a) {
@@ -307,42 +376,65 @@ void point_repro_at_plugin(case_result& r, const case_args& a) {
     r.repro.replace(at, from.size(), "--plugin '" + a.plugin + "'");
 }
 
+/// The journal being finished (--resume): its records, found by case.
+std::optional<journal_index> open_resumed(const std::string& resume) {
+  if (resume.empty()) return std::nullopt;
+  return journal_index(recover_journal(resume));
+}
+
 /// Runs every problem on every backend through the reporters (a problem's backends one after
 /// the other, all with the same seed and so the same inputs); the exit code says whether all
-/// ran and passed.
+/// ran and passed. With `resume`, the cases its journal records are not run: their records are
+/// shown again, so the reporters show the whole run, and the others are appended to it.
 int run_problems(const std::vector<located_problem>& problems, const run_options& o,
-                 const std::vector<std::unique_ptr<backend>>& backends, const case_args& a,
-                 bool verbose) {
+                 const std::vector<case_backend>& backends, const case_args& a, bool verbose,
+                 const std::string& resume = "") {
   const bool several = backends.size() > 1;
   std::vector<std::unique_ptr<reporter>> reporters;
   // Before the console reporter, so their tables precede the closing line.
   if (a.tightness) reporters.push_back(make_tightness_reporter(std::cout));
   if (several) reporters.push_back(make_side_by_side_reporter(std::cout));
   reporters.push_back(make_console_reporter(std::cout, verbose, several));
+  std::optional<journal_index> journal = open_resumed(resume);
+  const std::size_t recorded_at_start = journal ? journal->left() : 0;
+  const std::string jsonl_path = resume.empty() ? a.jsonl : resume;
   std::ofstream jsonl;
-  if (!a.jsonl.empty()) {
-    jsonl = open_jsonl(a.jsonl);
-    reporters.push_back(make_jsonl_reporter(jsonl));
+  std::unique_ptr<reporter> journal_writer;
+  if (!jsonl_path.empty()) {
+    jsonl = open_jsonl(jsonl_path, !resume.empty());
+    journal_writer = make_jsonl_reporter(jsonl);
   }
   const std::optional<known_failures> known =
       a.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(a.known_failures));
+  case_executor executor(a);
   for (auto& r : reporters) r->on_start(o);
   run_summary summary;
   auto start = std::chrono::steady_clock::now();
   for (const located_problem& lp : problems) {
-    for (const auto& b : backends) {
-      case_result result = run_guarded(lp, *b, o);
-      point_repro_at_plugin(result, a);
+    for (const case_backend& cb : backends) {
+      std::optional<case_result> recorded =
+          journal ? journal->take(lp.prob.to_string(), cb.b->name(), o.seed, lp.source) : std::nullopt;
+      case_result result = recorded ? std::move(*recorded) : executor.run(lp, cb, o);
+      if (!recorded) point_repro_at_plugin(result, a);
       if (known)
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);
       for (auto& r : reporters) r->on_result(result);
+      if (!recorded && journal_writer) journal_writer->on_result(result);
     }
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& r : reporters) r->on_finish(summary);
-  bool any_failure = summary.failed + summary.mistrusted - summary.known_failed > 0;
-  bool any_ran = summary.passed + summary.failed + summary.mistrusted > 0;
+  if (journal) {
+    std::cerr << fmt::format("opval: resumed '{}': {} case{} taken from the journal, {} run now\n", resume,
+                             recorded_at_start - journal->left(), recorded_at_start - journal->left() == 1 ? "" : "s",
+                             summary.total() - static_cast<int>(recorded_at_start - journal->left()));
+    if (journal->left() > 0)
+      std::cerr << fmt::format("opval: warning: {} journal record{} match no case of this run (other options?)\n",
+                               journal->left(), journal->left() == 1 ? "" : "s");
+  }
+  bool any_failure = summary.failures() - summary.known_failed > 0;
+  bool any_ran = summary.total() - summary.skipped - summary.unimplemented > 0;
   if (!any_ran) std::cerr << "opval: no case ran (all skipped or unimplemented)\n";
   return any_failure || !any_ran ? exit_failed : exit_passed;
 }
@@ -350,13 +442,17 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
 // Names (policy, backend) are checked before problems are selected or anything runs.
 int run_command(const run_args& a) {
   run_options o = make_run_options(a.c);
-  std::vector<std::unique_ptr<backend>> backends = make_case_backends(a.c, o);
-  return run_problems(select_problems(a), o, backends, a.c, a.c.verbose);
+  if (!a.resume.empty() && !a.c.jsonl.empty() && a.c.jsonl != a.resume)
+    throw error("--resume appends to its journal: give no --jsonl, or the same file");
+  if (!a.resume.empty() && !std::filesystem::is_regular_file(a.resume))
+    throw error("cannot resume: journal '" + a.resume + "' is not a file");
+  std::vector<case_backend> backends = make_case_backends(a.c, o);
+  return run_problems(select_problems(a), o, backends, a.c, a.c.verbose, a.resume);
 }
 
 int repro_command(const repro_args& a) {
   run_options o = make_run_options(a.c);
-  std::vector<std::unique_ptr<backend>> backends = make_case_backends(a.c, o);
+  std::vector<case_backend> backends = make_case_backends(a.c, o);
   return run_problems({{parse_problem(a.descriptor), "<command line>"}}, o, backends, a.c, true);
 }
 
@@ -374,23 +470,93 @@ std::string one_line(const std::exception& e) {
   return msg;
 }
 
+/// Bad input can be binary or huge (a --problems file that is neither text nor short): the
+/// line shows control bytes as \xNN and keeps the head and tail of a message over 1000 bytes.
+std::string printable_line(std::string_view message) {
+  constexpr std::size_t keep = 400;
+  std::string clipped(message);
+  if (message.size() > 2 * keep + 200)
+    clipped = fmt::format("{} [... {} bytes ...] {}", message.substr(0, keep),
+                          message.size() - 2 * keep, message.substr(message.size() - keep));
+  std::string out;
+  for (unsigned char c : clipped) {
+    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
 int bad_input(const std::string& message) {
-  std::cerr << "opval: error: " << message << std::endl;
+  std::cerr << "opval: error: " << printable_line(message) << std::endl;
   return exit_bad_input;
+}
+
+// ---------------------------------------------------------------- --under
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool built_with_asan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool built_with_asan = true;
+#else
+constexpr bool built_with_asan = false;
+#endif
+#else
+constexpr bool built_with_asan = false;
+#endif
+
+/// `--under asan|valgrind`: replaces this process by the same command (without --under) run
+/// as the ASan+UBSan build of opval (build-asan/opval beside this binary's build directory)
+/// or under valgrind memcheck, which follows the worker processes too. Returns only when
+/// this binary already is the ASan build; throws opval::error when the checker is missing.
+void rerun_under(const std::string& checker, int argc, char** argv) {
+  if (checker == "asan" && built_with_asan) return;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--under") ++i;
+    else if (!arg.starts_with("--under=")) args.push_back(i == 0 ? self.string() : arg);
+  }
+  if (checker == "valgrind")
+    // somalloc=NONE: valgrind also replaces the malloc that opval's heap hooks define in the
+    // executable, so every block is valgrind's (docs/SAFETY.md, memory accounting).
+    args.insert(args.begin(), {"valgrind", "--quiet", "--trace-children=yes", "--error-exitcode=99",
+                               "--leak-check=full", "--errors-for-leak-kinds=definite",
+                               "--soname-synonyms=somalloc=NONE"});
+  const std::filesystem::path asan_build = self.parent_path().parent_path() / "build-asan";
+  if (checker == "asan") {
+    args.front() = (asan_build / "opval").string();
+    if (!std::filesystem::exists(args.front()))
+      throw error("--under asan: no ASan build of opval at '" + args.front() +
+                  "': build it with `cmake --preset asan-ubsan && cmake --build --preset asan-ubsan --target opval`");
+    // Third-party leaks (docs/SAFETY.md) unless the user set LeakSanitizer's options.
+    const auto suppressions = asan_build.parent_path() / "tests/sanitizers/lsan.supp";
+    if (std::filesystem::exists(suppressions))
+      ::setenv("LSAN_OPTIONS", ("suppressions=" + suppressions.string()).c_str(), 0);
+  }
+  std::vector<char*> c_args;
+  for (std::string& a : args) c_args.push_back(a.data());
+  c_args.push_back(nullptr);
+  std::cout.flush();
+  ::execvp(c_args[0], c_args.data());
+  throw error("--under " + checker + ": cannot run '" + args.front() + "': " + std::strerror(errno) +
+              (checker == "valgrind" ? " (install valgrind)" : ""));
 }
 
 // ---------------------------------------------------------------- main
 
 constexpr const char* footer_text =
-    "Exit codes: 0 all cases that ran passed (and at least one ran); 1 a case FAILED or was\n"
-    "MISTRUSTED, or none ran; 2 bad input (one line on stderr). Full reference: docs/CLI.md";
+    "Exit codes: 0 all cases that ran passed (and at least one ran); 1 a case FAILED, was\n"
+    "MISTRUSTED, crashed or timed out, or none ran; 2 bad input (one line on stderr).\n"
+    "Full reference: docs/CLI.md";
 
 constexpr const char* closing_text =
     "Output: a table (op, descriptor, contract, state, max ulps, max err/bound, time); every case\n"
     "that did not pass is explained under its row with the worst elements and its repro command.\n"
     "With several backends, rows name their backend and a side-by-side table follows.\n"
-    "The last line is `N passed, N failed, N skipped` (failed counts MISTRUSTED, skipped counts\n"
-    "UNIMPLEMENTED).\n";
+    "The last line is `N passed, N failed, N skipped` (failed counts MISTRUSTED, CRASH and\n"
+    "TIMEOUT, skipped counts UNIMPLEMENTED).\n";
 
 int opval_main(int argc, char** argv) {
   CLI::App app{"opval: validates neural-network operator implementations against an fp64\n"
@@ -422,6 +588,10 @@ int opval_main(int argc, char** argv) {
       ->type_name("FILE|DESCRIPTOR");
   add_case_options(*run, ra.c);
   run->add_flag("-v,--verbose", ra.c.verbose, "explain every case, not only those that did not pass");
+  run->add_option("--resume", ra.resume,
+                  "finish the run whose --jsonl journal is JOURNAL (same selection and options): cases"
+                  " it records are not rerun, the others are appended; the report covers the whole run")
+      ->type_name("JOURNAL");
   run->add_flag("--tightness", ra.c.tightness,
                 "end with a table of observed error / bound per op and contract");
 
@@ -452,6 +622,7 @@ int opval_main(int argc, char** argv) {
     return bad_input(one_line(e));
   }
   if (*list) return list_command(la);
+  if (const std::string& under = *run ? ra.c.under : pa.c.under; !under.empty()) rerun_under(under, argc, argv);
   if (*run) return run_command(ra);
   return repro_command(pa);
 }
@@ -459,6 +630,8 @@ int opval_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The hidden worker mode of process isolation (opval/isolation.hpp), before any parsing.
+  if (argc > 1 && std::string_view(argv[1]) == opval::worker_argument) return opval::worker_main(argc, argv);
   try {
     return opval_main(argc, argv);
   } catch (const std::exception& e) {

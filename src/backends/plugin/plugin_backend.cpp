@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/plugin.h"
+#include "plugin_entry_points.hpp"
 
 namespace opval {
 namespace {
@@ -41,13 +43,6 @@ static_assert(OPVAL_DTYPE_F64 == static_cast<int>(dtype::f64) &&
 static_assert(OPVAL_DEVICE_CPU == static_cast<int>(device_kind::cpu) &&
               OPVAL_DEVICE_CUDA == static_cast<int>(device_kind::cuda),
               "opval_device_kind must match opval::device_kind");
-
-using abi_version_fn = std::uint32_t (*)();
-using name_fn = const char* (*)();
-using supports_fn = int (*)(const opval_problem*, char*, std::size_t);
-using execute_fn = int (*)(const opval_problem*, const opval_tensor*, std::size_t, opval_tensor*,
-                           std::size_t, void*, char*, std::size_t);
-using device_fn = std::int32_t (*)();
 
 /// Closes the library when the last owner goes.
 struct library_closer {
@@ -96,23 +91,44 @@ opval_tensor c_view(const tensor& t, const void* data, device_kind where) {
           const_cast<void*>(data), static_cast<std::int32_t>(where)};
 }
 
-/// A message from a fixed buffer the plugin may have left unterminated.
+/// A message from a fixed buffer the plugin may have left unterminated, on one line: control
+/// characters (a newline would split the reason's line in every report) become spaces.
 std::string message_of(const char* buf, std::size_t size) {
-  return std::string(buf, strnlen(buf, size));
+  std::string text(buf, strnlen(buf, size));
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return text;
+}
+
+/// The backend is named plugin:<name>, a word that known-failures files, --backend lists and
+/// table columns can hold: 1 to 64 printable ASCII characters, no space and no comma.
+bool valid_plugin_name(std::string_view n) {
+  return !n.empty() && n.size() <= 64 && std::all_of(n.begin(), n.end(), [](char c) {
+           return c > 0x20 && c < 0x7f && c != ',';
+         });
+}
+
+std::string hex_escape(unsigned char c) {
+  const char digits[] = "0123456789abcdef";
+  return {'\\', 'x', digits[c >> 4], digits[c & 15]};
+}
+
+/// Up to 64 bytes of `text` with non-printable bytes as \xNN, to quote it in an error.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text.substr(0, 64)) {
+    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+    else out += hex_escape(c);
+  }
+  return text.size() > 64 ? out + "..." : out;
 }
 
 class plugin_backend final : public backend {
  public:
-  explicit plugin_backend(const std::string& path) : path_(path) {
-    dlerror();
-    // A bare file name means the file here, not a search of the loader's library path.
-    std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-    handle_.reset(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
-    if (!handle_) {
-      const char* why = dlerror();
-      throw error("cannot load plugin '" + path + "': " + (why ? why : "unknown dlopen error"));
-    }
-    resolve_symbols();
+  /// `handle` (null for entry points that live in no library) stays open while this lives.
+  plugin_backend(const detail::plugin_entry_points& f, const std::string& path, library_handle handle)
+      : path_(path), handle_(std::move(handle)), abi_version_(f.abi_version), name_(f.name),
+        supports_(f.supports), execute_(f.execute) {
     std::uint32_t v = abi_version_();
     if (v != OPVAL_PLUGIN_ABI_VERSION)
       throw error("plugin '" + path + "' was built for plugin ABI version " + std::to_string(v) +
@@ -121,7 +137,10 @@ class plugin_backend final : public backend {
                   "include/opval/plugin.h");
     const char* n = name_();
     name_text_ = n ? n : "unnamed";
-    resolve_device();
+    if (!valid_plugin_name(name_text_))
+      throw error("plugin '" + path + "': opval_plugin_name() returned '" + printable(name_text_) +
+                  "', not a name of 1 to 64 printable ASCII characters without spaces or commas");
+    resolve_device(f.device);
   }
 
   std::string name() const override { return "plugin:" + name_text_; }
@@ -190,28 +209,8 @@ class plugin_backend final : public backend {
   }
 
  private:
-  /// Looks every entry point up first so that one error names all that are missing.
-  void resolve_symbols() {
-    std::vector<std::string> missing;
-    auto find = [&](const char* symbol) {
-      void* f = dlsym(handle_.get(), symbol);
-      if (!f) missing.emplace_back(symbol);
-      return f;
-    };
-    abi_version_ = reinterpret_cast<abi_version_fn>(find("opval_plugin_abi_version"));
-    name_ = reinterpret_cast<name_fn>(find("opval_plugin_name"));
-    supports_ = reinterpret_cast<supports_fn>(find("opval_plugin_supports"));
-    execute_ = reinterpret_cast<execute_fn>(find("opval_plugin_execute"));
-    if (missing.empty()) return;
-    std::string list;
-    for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;
-    throw error("plugin '" + path_ + "' does not export " + list +
-                " (see include/opval/plugin.h; declare it with OPVAL_PLUGIN_EXPORT)");
-  }
-
-  /// Reads the optional opval_plugin_device symbol (absent: host tensors).
-  void resolve_device() {
-    auto device = reinterpret_cast<device_fn>(dlsym(handle_.get(), "opval_plugin_device"));
+  /// Asks the optional opval_plugin_device (absent: host tensors).
+  void resolve_device(std::int32_t (*device)()) {
     if (!device) return;
     const std::int32_t kind = device();
     if (kind != OPVAL_DEVICE_CPU && kind != OPVAL_DEVICE_CUDA)
@@ -237,20 +236,54 @@ class plugin_backend final : public backend {
   std::string path_;
   library_handle handle_;
   std::string name_text_;
-  abi_version_fn abi_version_ = nullptr;
-  name_fn name_ = nullptr;
-  supports_fn supports_ = nullptr;
-  execute_fn execute_ = nullptr;
+  decltype(detail::plugin_entry_points::abi_version) abi_version_;
+  decltype(detail::plugin_entry_points::name) name_;
+  decltype(detail::plugin_entry_points::supports) supports_;
+  decltype(detail::plugin_entry_points::execute) execute_;
   device_kind device_ = device_kind::cpu;
   // Device copies of the current case's operands (device plugins only).
   std::unique_ptr<device_mirror> mirror_;
   std::vector<void*> device_in_, device_out_;
 };
 
+/// Looks every entry point up first so that one error names all that are missing.
+detail::plugin_entry_points resolve_symbols(void* handle, const std::string& path) {
+  std::vector<std::string> missing;
+  auto find = [&](const char* symbol) {
+    void* f = dlsym(handle, symbol);
+    if (!f) missing.emplace_back(symbol);
+    return f;
+  };
+  detail::plugin_entry_points f;
+  f.abi_version = reinterpret_cast<decltype(f.abi_version)>(find("opval_plugin_abi_version"));
+  f.name = reinterpret_cast<decltype(f.name)>(find("opval_plugin_name"));
+  f.supports = reinterpret_cast<decltype(f.supports)>(find("opval_plugin_supports"));
+  f.execute = reinterpret_cast<decltype(f.execute)>(find("opval_plugin_execute"));
+  f.device = reinterpret_cast<decltype(f.device)>(dlsym(handle, "opval_plugin_device"));
+  if (missing.empty()) return f;
+  std::string list;
+  for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;
+  throw error("plugin '" + path + "' does not export " + list +
+              " (see include/opval/plugin.h; declare it with OPVAL_PLUGIN_EXPORT)");
+}
+
 }  // namespace
 
+std::unique_ptr<backend> detail::make_plugin_backend(const plugin_entry_points& f, const std::string& path) {
+  return std::make_unique<plugin_backend>(f, path, nullptr);
+}
+
 std::unique_ptr<backend> load_plugin_backend(const std::string& path) {
-  return std::make_unique<plugin_backend>(path);
+  dlerror();
+  // A bare file name means the file here, not a search of the loader's library path.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  library_handle handle(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!handle) {
+    const char* why = dlerror();
+    throw error("cannot load plugin '" + path + "': " + (why ? why : "unknown dlopen error"));
+  }
+  const detail::plugin_entry_points f = resolve_symbols(handle.get(), path);
+  return std::make_unique<plugin_backend>(f, path, std::move(handle));
 }
 
 }  // namespace opval

@@ -106,10 +106,12 @@ std::vector<operand> attention_spec::outputs(const problem& p) const {
 
 op_counts attention_spec::counts(const problem& p) const {
   const attention_shape s = attention_shape::of(p);
-  const double logits = static_cast<double>(s.b * s.h * s.lq * s.lk);
-  const double in_bytes = traits(p.dt.src).size_bytes * static_cast<double>(s.b * s.h * s.lq * s.d) +
-                          traits(p.dt.wei).size_bytes * static_cast<double>(s.b * s.hkv * s.lk * (s.d + s.dv));
-  const double out_bytes = traits(p.dt.dst).size_bytes * static_cast<double>(s.b * s.h * s.lq * s.dv);
+  // In double: the int64 products of four extents can overflow.
+  const double bh = double(s.b) * double(s.h), bhkv = double(s.b) * double(s.hkv);
+  const double logits = bh * double(s.lq) * double(s.lk);
+  const double in_bytes = traits(p.dt.src).size_bytes * bh * double(s.lq) * double(s.d) +
+                          traits(p.dt.wei).size_bytes * bhkv * double(s.lk) * double(s.d + s.dv);
+  const double out_bytes = traits(p.dt.dst).size_bytes * bh * double(s.lq) * double(s.dv);
   return {logits * (2.0 * (s.d + s.dv) + 5.0), in_bytes + out_bytes};
 }
 

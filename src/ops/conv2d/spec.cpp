@@ -39,6 +39,9 @@ conv_shape read_shape(const problem& p) {
     throw error("the dilated kernel (kh, kw, dh, dw) is larger than the padded input (ih, iw, pt, pb, pl, pr)");
   s.oh = eh / s.sh + 1;
   s.ow = ew / s.sw + 1;
+  // k() and the counts multiply three extents: keep them within int64.
+  if (double(s.icg()) * double(s.kh) * double(s.kw) > 0x1p62 || double(s.mb) * double(s.oc) * double(s.oh) * double(s.ow) > 0x1p62)
+    throw error("ic/g*kh*kw or mb*oc*oh*ow has more than 2^62 terms");
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include "ops/common_gemm/blocked_gemm.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/matmul/matmul.hpp"
+#include "core/size_product.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 
@@ -47,7 +48,7 @@ layout matrix_layout(const dims& batch, std::int64_t rows, std::int64_t cols, bo
   std::int64_t stride = outer * lead;
   for (std::size_t i = r; i-- > 0;) {
     lay.strides[i] = stride;
-    stride *= batch[i];
+    stride = size_product(stride, batch[i], "the batched matrix");
   }
   return lay;
 }

@@ -1,0 +1,79 @@
+#pragma once
+// Process isolation: cases run in a persistent worker process, so that a kernel that crashes,
+// exits or hangs costs one CRASH or TIMEOUT verdict instead of the run. The worker is the
+// opval executable itself in a hidden mode (`opval __worker`), started with posix_spawn —
+// never forked from a process whose OpenMP runtime has run, since a child forked after a GNU
+// OpenMP region can hang at its next parallel region.
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "opval/backend.hpp"
+#include "opval/problem.hpp"
+#include "opval/runner.hpp"
+
+namespace opval {
+
+/// How a worker makes a backend: a registered backend by name, or a kernel plugin by path
+/// (loaded in the worker, so its constructors and kernels run there).
+struct backend_ref {
+  std::string name;         ///< a registered backend (empty for a plugin)
+  std::string plugin_path;  ///< a plugin library (empty for a registered backend)
+};
+
+/// run_case, with an exception recorded as a FAILED case carrying its message: one broken
+/// case cannot hide the results of the others.
+case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o);
+
+/// The record of a case that produced no result of its own (it threw, crashed or timed out):
+/// the case's identity, state `st` and `reason`, and its repro command.
+case_result unfinished_case(const located_problem& lp, const backend& b, const run_options& o, state st,
+                            std::string reason);
+
+/// Settings of isolated runs.
+struct isolation_options {
+  /// The program started as worker with the argument `__worker`: the opval executable.
+  std::string worker_executable = "/proc/self/exe";
+  /// Per-case limit: `timeout_seconds` plus `seconds_per_gflop` per GFLOP of the case's work
+  /// (op_spec::counts), so large problems, whose fp64 reference alone takes long, get more.
+  double timeout_seconds = 60;
+  double seconds_per_gflop = 10;
+};
+
+/// The time limit of one case under `o` (see isolation_options).
+double case_time_limit(const problem& p, const isolation_options& o);
+
+/// Runs cases one at a time in a worker process, started on first use and replaced after a
+/// crash or timeout. Ignores SIGPIPE in the calling process (a write to a dead worker must
+/// not kill the runner). Not thread-safe.
+class case_worker {
+ public:
+  explicit case_worker(isolation_options o = {});
+  ~case_worker();  ///< closes the worker's input and waits for it to exit
+  case_worker(const case_worker&) = delete;
+  case_worker& operator=(const case_worker&) = delete;
+
+  /// Runs lp on the backend `ref` in the worker. `b` is the caller's instance of the same
+  /// backend, used only to name it in a CRASH or TIMEOUT record.
+  case_result run(const located_problem& lp, const backend_ref& ref, const backend& b, const run_options& o);
+
+  /// The worker's process id (0 when none is running), for tests.
+  pid_t pid() const;
+
+ private:
+  struct process;
+  isolation_options opts_;
+  std::unique_ptr<process> proc_;
+};
+
+/// The first argument that starts the opval executable as a worker (hidden from --help).
+inline constexpr const char* worker_argument = "__worker";
+
+/// The worker's main loop: reads one case per line on stdin, runs it, answers one line per
+/// case on its original stdout (stdout itself is sent to stderr so kernels' prints cannot
+/// corrupt the answers). Returns the process exit code.
+int worker_main(int argc, char** argv);
+
+}  // namespace opval

@@ -1,0 +1,272 @@
+#include "opval/guarded_allocator.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+// The byte the slack around a buffer is filled with. Not 0 (the usual stray write) nor 0xff.
+constexpr std::byte canary{0xcb};
+
+std::size_t page_size() {
+  static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+
+// One live guarded mapping. `state` guards the rest: the signal handler reads only slots
+// that are `live`, and a writer moves a slot out of `live` while it changes it.
+struct region {
+  enum : std::uint32_t { free_slot = 0, busy = 1, live = 2 };
+  std::atomic<std::uint32_t> state{free_slot};
+  std::byte* map = nullptr;  ///< the whole mapping
+  std::size_t map_bytes = 0;
+  std::byte* guard = nullptr;  ///< the PROT_NONE page
+  std::byte* data = nullptr;   ///< the buffer handed out
+  std::size_t data_bytes = 0;
+  guard_side side = guard_side::after;
+  char name[64] = {};
+  char role[32] = {};
+};
+
+// Fixed capacity so the registry never allocates, and a signal handler can walk it.
+constexpr std::size_t max_regions = 4096;
+std::array<region, max_regions> registry;
+
+// Slots at or above this index have never been used: scans stop there.
+std::atomic<std::size_t> slots_used{0};
+
+region* claim_slot() {
+  for (std::size_t i = 0; i < max_regions; ++i) {
+    region& r = registry[i];
+    std::uint32_t expected = region::free_slot;
+    if (r.state.compare_exchange_strong(expected, region::busy, std::memory_order_acquire)) {
+      std::size_t used = slots_used.load(std::memory_order_relaxed);
+      while (used < i + 1 && !slots_used.compare_exchange_weak(used, i + 1)) {}
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+bool contains(const region& r, const std::byte* a) {
+  return a >= r.data && a < r.data + std::max<std::size_t>(r.data_bytes, 1);
+}
+
+// The live slot whose buffer contains addr, moved to `busy` (the caller sets it back). Waits
+// out another thread's brief hold on that slot rather than missing it.
+region* lock_slot_of(const void* addr) {
+  auto* a = static_cast<const std::byte*>(addr);
+  const std::size_t n = slots_used.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) {
+    region& r = registry[i];
+    for (;;) {
+      std::uint32_t s = r.state.load(std::memory_order_acquire);
+      if (s == region::free_slot) break;
+      if (s == region::live) {
+        if (!contains(r, a)) break;
+        if (r.state.compare_exchange_weak(s, region::busy, std::memory_order_acquire)) return &r;
+      }
+    }
+  }
+  return nullptr;
+}
+
+void unlock(region& r) { r.state.store(region::live, std::memory_order_release); }
+
+void copy_text(char* dst, std::size_t cap, std::string_view src) noexcept {
+  const std::size_t n = std::min(cap - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+// The slack byte ranges of a region: [map, data) and [data+bytes, map end) minus the guard.
+struct span_bytes {
+  std::byte* begin;
+  std::byte* end;
+};
+span_bytes head_slack(const region& r) {
+  std::byte* start = r.side == guard_side::before ? r.guard + page_size() : r.map;
+  return {start, r.data};
+}
+span_bytes tail_slack(const region& r) {
+  std::byte* end = r.side == guard_side::after ? r.guard : r.map + r.map_bytes;
+  return {r.data + r.data_bytes, end};
+}
+
+void fill_canary(span_bytes s) { std::fill(s.begin, s.end, canary); }
+
+// First and last damaged byte offsets (relative to s.begin) and the count; count 0 = intact.
+struct damage {
+  std::size_t first = 0, last = 0, count = 0;
+};
+damage find_damage(span_bytes s) {
+  damage d;
+  for (std::byte* p = s.begin; p < s.end; ++p)
+    if (*p != canary) {
+      const auto off = static_cast<std::size_t>(p - s.begin);
+      if (d.count++ == 0) d.first = off;
+      d.last = off;
+    }
+  return d;
+}
+
+// --- async-signal-safe text building (no allocation, no stdio) ---
+struct writer {
+  char* buf;
+  std::size_t cap;
+  std::size_t len = 0;
+  void put(const char* s) noexcept {
+    for (; *s && len + 1 < cap; ++s) buf[len++] = *s;
+    buf[len] = '\0';
+  }
+  void put(std::size_t v) noexcept {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = static_cast<char>('0' + v % 10), v /= 10;
+    while (v);
+    char s[24];
+    for (int i = 0; i < n; ++i) s[i] = digits[n - 1 - i];
+    s[n] = '\0';
+    put(static_cast<const char*>(s));
+  }
+};
+
+void put_owner(writer& w, const region& r) {
+  w.put(" (");
+  w.put(r.role[0] ? r.role : "unlabelled");
+  w.put(", ");
+  w.put(r.data_bytes);
+  w.put(" bytes)");
+}
+
+}  // namespace
+
+void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
+  const std::size_t page = page_size();
+  alignment = std::max<std::size_t>(alignment, 1);
+  // The data span is rounded to the alignment so that, guard after, the buffer ends less than
+  // `alignment` bytes before the guard page; alignments above a page need extra room to align.
+  const std::size_t span = round_up(std::max<std::size_t>(bytes, 1), alignment);
+  const std::size_t data_pages = round_up(span + (alignment > page ? alignment : 0), page);
+  const std::size_t map_bytes = data_pages + page;
+  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw error(fmt::format("guarded allocator: cannot map {} bytes", map_bytes));
+  auto* map = static_cast<std::byte*>(m);
+  std::byte* guard = side_ == guard_side::after ? map + data_pages : map;
+  std::byte* data = nullptr;
+  if (side_ == guard_side::after) {
+    auto end = reinterpret_cast<std::uintptr_t>(guard);
+    data = reinterpret_cast<std::byte*>((end - bytes) / alignment * alignment);
+  } else {
+    auto start = reinterpret_cast<std::uintptr_t>(guard + page);
+    data = reinterpret_cast<std::byte*>(round_up(start, alignment));
+  }
+  region* r = claim_slot();
+  if (!r || mprotect(guard, page, PROT_NONE) != 0) {
+    if (r) r->state.store(region::free_slot, std::memory_order_release);
+    munmap(m, map_bytes);
+    throw error(r ? "guarded allocator: cannot protect the guard page"
+                  : fmt::format("guarded allocator: more than {} live guarded tensors", max_regions));
+  }
+  r->map = map;
+  r->map_bytes = map_bytes;
+  r->guard = guard;
+  r->data = data;
+  r->data_bytes = bytes;
+  r->side = side_;
+  r->name[0] = r->role[0] = '\0';
+  fill_canary(head_slack(*r));
+  fill_canary(tail_slack(*r));
+  unlock(*r);
+  return data;
+}
+
+void guarded_allocator::deallocate(void* p, std::size_t, std::size_t) noexcept {
+  region* r = lock_slot_of(p);
+  if (!r) return;  // not ours: nothing sane to do in a noexcept path
+  munmap(r->map, r->map_bytes);
+  r->state.store(region::free_slot, std::memory_order_release);
+}
+
+std::string guarded_allocator::name() const {
+  return side_ == guard_side::after ? "guarded (guard page after)" : "guarded (guard page before)";
+}
+
+guarded_allocator& shared_guarded_allocator(guard_side side) {
+  // Leaked on purpose: tensors held in statics may be freed after any static destructor.
+  static auto* after = new guarded_allocator(guard_side::after);
+  static auto* before = new guarded_allocator(guard_side::before);
+  return side == guard_side::after ? *after : *before;
+}
+
+bool label_guarded_region(const void* addr, std::string_view tensor_name, std::string_view role) noexcept {
+  region* r = lock_slot_of(addr);
+  if (!r) return false;
+  copy_text(r->name, sizeof r->name, tensor_name);
+  copy_text(r->role, sizeof r->role, role);
+  unlock(*r);
+  return true;
+}
+
+std::optional<std::string> check_guard_canaries(const void* addr) {
+  region* r = lock_slot_of(addr);
+  if (!r) return std::nullopt;
+  const damage before = find_damage(head_slack(*r));
+  const damage after = find_damage(tail_slack(*r));
+  const std::size_t head_bytes = static_cast<std::size_t>(r->data - head_slack(*r).begin);
+  std::string text;
+  auto describe = [&](const char* side, std::size_t first, std::size_t last, std::size_t count, const char* where) {
+    if (!text.empty()) text += "; ";
+    text += fmt::format("canary {} tensor '{}' overwritten at bytes {}..{} {} ({} damaged; {}, {} bytes)", side,
+                        r->name, first, last, where, count, r->role[0] ? r->role : "unlabelled", r->data_bytes);
+  };
+  // Before the buffer, offsets count back from its first byte (1 = the byte just before).
+  if (before.count) describe("before", head_bytes - before.last, head_bytes - before.first, before.count, "before its start");
+  if (after.count) describe("after", after.first, after.last, after.count, "past its end");
+  unlock(*r);
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
+bool describe_guard_fault(const void* addr, char* buf, std::size_t size) noexcept {
+  if (!buf || size == 0) return false;
+  auto* a = static_cast<const std::byte*>(addr);
+  const std::size_t page = page_size();
+  const std::size_t n = slots_used.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) {
+    const region& r = registry[i];
+    // Read without claiming: a handler must not spin, and a slot being relabelled is skipped.
+    if (r.state.load(std::memory_order_acquire) != region::live) continue;
+    if (a < r.guard || a >= r.guard + page) continue;
+    writer w{buf, size};
+    w.put(r.side == guard_side::after ? "guard page after tensor '" : "guard page before tensor '");
+    w.put(r.name);
+    w.put("' hit at byte ");
+    if (r.side == guard_side::after) {
+      w.put(static_cast<std::size_t>(a - (r.data + r.data_bytes)));
+      w.put(" past its end");
+    } else {
+      w.put(static_cast<std::size_t>(r.data - a));
+      w.put(" before its start");
+    }
+    put_owner(w, r);
+    return true;
+  }
+  buf[0] = '\0';
+  return false;
+}
+
+}  // namespace opval

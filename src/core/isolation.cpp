@@ -1,0 +1,240 @@
+// The runner's side of process isolation: starts the worker with posix_spawn, sends it one
+// case at a time and reads its answer under a deadline. End of file on the answer pipe means
+// the worker died: its wait status becomes the CRASH reason. No answer in time: the worker is
+// killed (SIGKILL) and the case is a TIMEOUT. Either way the next case gets a fresh worker.
+#include "opval/isolation.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/worker_protocol.hpp"
+#include "opval/error.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/reporter.hpp"
+#include "report/report_util.hpp"
+
+extern char** environ;
+
+namespace opval {
+
+case_result unfinished_case(const located_problem& lp, const backend& b, const run_options& o, state st,
+                            std::string reason) {
+  case_result r;
+  r.descriptor = lp.prob.to_string();
+  r.op = std::string(lp.prob.op());
+  r.contract = lp.prob.dt.types_string();
+  r.seed = o.seed;
+  r.backend = b.name();
+  r.backend_version = b.version();
+  r.source = lp.source;
+  r.v.st = st;
+  r.v.reason = std::move(reason);
+  r.v.policy = o.pol.to_string();
+  r.repro = detail::repro_command(r, r.v.policy);
+  return r;
+}
+
+case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o) {
+  try {
+    return run_case(lp.prob, b, o, lp.source);
+  } catch (const std::exception& e) {
+    return unfinished_case(lp, b, o, state::failed, std::string("exception: ") + e.what());
+  }
+}
+
+double case_time_limit(const problem& p, const isolation_options& o) {
+  double gflops = 0;
+  try {
+    gflops = p.spec().counts(p).flops / 1e9;
+  } catch (const std::exception&) {
+    // No count: the base limit alone.
+  }
+  return o.timeout_seconds + o.seconds_per_gflop * gflops;
+}
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+/// "SIGSEGV (Segmentation fault)".
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* descr = sigdescr_np(sig);
+  return fmt::format("{} ({})", abbrev ? "SIG" + std::string(abbrev) : fmt::format("signal {}", sig),
+                     descr ? descr : "unknown signal");
+}
+
+/// Why a worker that stopped answering is gone, from its wait status.
+std::string exit_text(int status) {
+  if (WIFSIGNALED(status)) return "worker killed by " + signal_text(WTERMSIG(status));
+  if (WIFEXITED(status)) return fmt::format("worker exited with status {} during the case", WEXITSTATUS(status));
+  return "worker stopped answering";
+}
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a dead worker: the read that follows sees end of file
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+/// A running worker: its pid, the pipe it reads cases from and the pipe it answers on.
+struct case_worker::process {
+  pid_t pid = 0;
+  int to_worker = -1;
+  int from_worker = -1;
+  std::string buffered;  ///< answer bytes read past the last complete line
+
+  enum class read_status { line, eof, timeout };
+
+  ~process() {
+    if (to_worker >= 0) ::close(to_worker);
+    if (from_worker >= 0) ::close(from_worker);
+  }
+
+  /// Reads one answer line into `line` before `deadline`.
+  read_status read_line(std::string& line, steady::time_point deadline) {
+    for (;;) {
+      if (std::size_t nl = buffered.find('\n'); nl != std::string::npos) {
+        line = buffered.substr(0, nl);
+        buffered.erase(0, nl + 1);
+        return read_status::line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
+      if (left <= 0) return read_status::timeout;
+      pollfd pfd{from_worker, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) continue;  // the deadline check above decides
+      char chunk[65536];
+      const ssize_t n = ::read(from_worker, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return read_status::eof;
+      buffered.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  /// Waits for the worker to exit, killing it when it lingers (it closed its answer pipe but
+  /// kept running); returns its wait status.
+  int reap(bool kill_first) {
+    if (kill_first) ::kill(pid, SIGKILL);
+    int status = 0;
+    for (int tries = 0;; ++tries) {
+      const pid_t done = ::waitpid(pid, &status, tries < 200 ? WNOHANG : 0);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
+      if (tries == 199) ::kill(pid, SIGKILL);
+      ::usleep(10000);
+    }
+    pid = 0;
+    return status;
+  }
+};
+
+case_worker::case_worker(isolation_options o) : opts_(std::move(o)) { ::signal(SIGPIPE, SIG_IGN); }
+
+case_worker::~case_worker() {
+  if (!proc_ || proc_->pid == 0) return;
+  // End of file on its input makes the worker exit.
+  ::close(proc_->to_worker);
+  proc_->to_worker = -1;
+  proc_->reap(false);
+}
+
+pid_t case_worker::pid() const { return proc_ ? proc_->pid : 0; }
+
+namespace {
+
+/// Spawns `exe __worker <our pid>` with stdin and stdout on two new pipes (close-on-exec at
+/// our end, so no later worker inherits them and hides the end of file of a dead one).
+void spawn_worker(const std::string& exe, pid_t& pid, int& to_worker, int& from_worker) {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]), ::close(in[1]);
+    throw error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const std::string parent = std::to_string(::getpid());
+  char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(worker_argument),
+                  const_cast<char*>(parent.c_str()), nullptr};
+  const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]), ::close(out[0]);
+    throw error("cannot start the worker process '" + exe + "': " + std::strerror(rc));
+  }
+  to_worker = in[1];
+  from_worker = out[0];
+}
+
+}  // namespace
+
+case_result case_worker::run(const located_problem& lp, const backend_ref& ref, const backend& b,
+                             const run_options& o) {
+  if (!proc_ || proc_->pid == 0) {
+    proc_ = std::make_unique<process>();
+    spawn_worker(opts_.worker_executable, proc_->pid, proc_->to_worker, proc_->from_worker);
+  }
+  const auto start = steady::now();
+  const double limit = case_time_limit(lp.prob, opts_);
+  const auto deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(limit));
+  write_all(proc_->to_worker, detail::request_line(lp, ref, o) + "\n");
+  std::string notes;
+  const std::string where = fmt::format(" while running '{}' on {}", lp.prob.to_string(), b.name());
+  for (std::string line;;) {
+    const process::read_status st = proc_->read_line(line, deadline);
+    if (st == process::read_status::line && line.starts_with(detail::result_prefix)) {
+      try {
+        return from_json_line(std::string_view(line).substr(detail::result_prefix.size()));
+      } catch (const std::exception& e) {
+        return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what());
+      }
+    }
+    if (st == process::read_status::line) {
+      if (line.starts_with(detail::note_prefix)) notes += "; " + line.substr(detail::note_prefix.size());
+      continue;
+    }
+    const bool timed_out = st == process::read_status::timeout;
+    const int status = proc_->reap(timed_out);
+    proc_.reset();
+    case_result r =
+        timed_out ? unfinished_case(lp, b, o, state::timeout,
+                                    fmt::format("no result within the time limit of {:g} s: worker killed with "
+                                                "SIGKILL{}", limit, where))
+                  : unfinished_case(lp, b, o, state::crash, exit_text(status) + notes + where);
+    r.times.total = std::chrono::duration<double>(steady::now() - start).count();
+    return r;
+  }
+}
+
+}  // namespace opval

@@ -1,0 +1,83 @@
+// Encoding of the runner -> worker requests (see worker_protocol.hpp).
+#include "core/worker_protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "opval/error.hpp"
+
+namespace opval::detail {
+namespace {
+
+using json = nlohmann::json;
+
+// Policies travel field by field, not as text, so that no parameter is lost to formatting.
+json policy_json(const policy& p) {
+  return json{{"kind", static_cast<int>(p.kind)}, {"false_alarm", p.false_alarm}, {"sim_factor", p.sim_factor},
+              {"rtol", p.rtol},  {"atol", p.atol}, {"bias_z", p.bias_z}, {"bias_min_ulps", p.bias_min_ulps}};
+}
+
+policy policy_from(const json& j) {
+  policy p;
+  p.kind = static_cast<policy_kind>(j.at("kind").get<int>());
+  j.at("false_alarm").get_to(p.false_alarm);
+  j.at("sim_factor").get_to(p.sim_factor);
+  j.at("rtol").get_to(p.rtol);
+  j.at("atol").get_to(p.atol);
+  j.at("bias_z").get_to(p.bias_z);
+  j.at("bias_min_ulps").get_to(p.bias_min_ulps);
+  return p;
+}
+
+json options_json(const run_options& o) {
+  return json{{"backend", o.backend},
+              {"policy", policy_json(o.pol)},
+              {"seed", o.seed},
+              {"worst_k", o.worst_k},
+              {"perturb_check", o.perturb_check},
+              {"leak_check", o.leak_check},
+              {"guard", o.guard},
+              {"guard_before", o.guard_at == guard_side::before},
+              {"poison_check", o.poison_check},
+              {"input_check", o.input_check},
+              {"threads", o.threads}};
+}
+
+run_options options_from(const json& j) {
+  run_options o;
+  j.at("backend").get_to(o.backend);
+  o.pol = policy_from(j.at("policy"));
+  j.at("seed").get_to(o.seed);
+  j.at("worst_k").get_to(o.worst_k);
+  j.at("perturb_check").get_to(o.perturb_check);
+  j.at("leak_check").get_to(o.leak_check);
+  j.at("guard").get_to(o.guard);
+  o.guard_at = j.at("guard_before").get<bool>() ? guard_side::before : guard_side::after;
+  j.at("poison_check").get_to(o.poison_check);
+  j.at("input_check").get_to(o.input_check);
+  j.at("threads").get_to(o.threads);
+  return o;
+}
+
+}  // namespace
+
+std::string request_line(const located_problem& lp, const backend_ref& ref, const run_options& o) {
+  json j{{"descriptor", lp.prob.to_string()},
+         {"source", lp.source},
+         {"backend", ref.name},
+         {"plugin", ref.plugin_path},
+         {"options", options_json(o)}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+case_request parse_request(std::string_view line) {
+  try {
+    const json j = json::parse(line);
+    return {{parse_problem(j.at("descriptor").get<std::string>()), j.at("source").get<std::string>()},
+            {j.at("backend").get<std::string>(), j.at("plugin").get<std::string>()},
+            options_from(j.at("options"))};
+  } catch (const json::exception& e) {
+    throw error(std::string("malformed worker request: ") + e.what());
+  }
+}
+
+}  // namespace opval::detail

@@ -1,0 +1,65 @@
+// Reading back a journal (opval/journal.hpp).
+#include "opval/journal.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "opval/error.hpp"
+#include "opval/reporter.hpp"
+
+namespace opval {
+namespace {
+
+std::string case_key(const std::string& descriptor, const std::string& backend, std::uint64_t seed,
+                     const std::string& source) {
+  return descriptor + '\n' + backend + '\n' + std::to_string(seed) + '\n' + source;
+}
+
+}  // namespace
+
+std::vector<case_result> recover_journal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error("cannot read journal '" + path + "'");
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  in.close();
+  if (const std::size_t end = text.rfind('\n') + 1; end != text.size()) {
+    // rfind returns npos (+1 = 0) when no line is complete: everything goes.
+    text.resize(end);
+    std::error_code ec;
+    std::filesystem::resize_file(path, end, ec);
+    if (ec) throw error("cannot cut the unfinished last line off journal '" + path + "': " + ec.message());
+  }
+  std::vector<case_result> records;
+  std::size_t line_no = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    try {
+      records.push_back(from_json_line(line));
+    } catch (const std::exception& e) {
+      throw error("journal '" + path + "' line " + std::to_string(line_no) + ": " + e.what());
+    }
+  }
+  return records;
+}
+
+journal_index::journal_index(std::vector<case_result> records) : left_(records.size()) {
+  for (case_result& r : records)
+    by_case_[case_key(r.descriptor, r.backend, r.seed, r.source)].push_back(std::move(r));
+}
+
+std::optional<case_result> journal_index::take(const std::string& descriptor, const std::string& backend,
+                                               std::uint64_t seed, const std::string& source) {
+  auto it = by_case_.find(case_key(descriptor, backend, seed, source));
+  if (it == by_case_.end() || it->second.empty()) return std::nullopt;
+  case_result r = std::move(it->second.front());
+  it->second.pop_front();
+  --left_;
+  return r;
+}
+
+}  // namespace opval

@@ -1,0 +1,152 @@
+// Bad input at every entry point of the opval command: each flag given a bad value, batch,
+// JSONL and known-failures files that are missing, directories, binary or runaway, plugins
+// that are no plugins. Each must end in exactly one line `opval: error: ...` naming the
+// culprit and exit code 2: no crash, no hang, no stack trace, no run over wrong input.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_testing.hpp"
+
+#ifndef OPVAL_CLI_PATH
+#error "tests/cpp/CMakeLists.txt must define OPVAL_CLI_PATH for test_bad_input"
+#endif
+
+namespace opval {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One bad invocation: the arguments and the text the error line must contain.
+struct bad_case {
+  std::string name;
+  std::vector<std::string> args;
+  std::string culprit;
+};
+
+/// GoogleTest shows a failing case by its name.
+void PrintTo(const bad_case& c, std::ostream* os) { *os << c.name; }
+
+const std::string ok_problem = "matmul m=2 n=3 k=2";
+
+/// `opval run` of a valid problem with `extra` arguments appended.
+std::vector<std::string> run_with(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run", "--problems", ok_problem};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+const std::vector<bad_case>& bad_cases() {
+  static const std::vector<bad_case> cases = {
+      // command and names
+      {"unknown_command", {"runn"}, "runn"},
+      {"unknown_flag", run_with({"--bogus"}), "--bogus"},
+      {"unknown_list", {"list", "nope"}, "nope"},
+      {"unknown_op", {"run", "--op", "nope"}, "nope"},
+      {"unknown_tag", {"run", "--tag", "nope"}, "nope"},
+      {"unknown_contract", run_with({"--contract", "zz"}), "zz"},
+      {"unknown_backend", run_with({"--backend", "nope"}), "nope"},
+      // numbers
+      {"seed_negative", run_with({"--seed", "-1"}), "-1"},
+      {"seed_overflow", run_with({"--seed", "18446744073709551616"}), "18446744073709551616"},
+      {"seed_text", run_with({"--seed", "abc"}), "abc"},
+      {"seed_fraction", run_with({"--seed", "1.5"}), "1.5"},
+      {"worst_above_range", run_with({"--worst", "1001"}), "1001"},
+      {"worst_negative", run_with({"--worst", "-1"}), "-1"},
+      {"worst_text", run_with({"--worst", "x"}), "--worst"},
+      {"threads_text", run_with({"--threads", "garbage"}), "--threads"},
+      {"timeout_text", run_with({"--timeout", "garbage"}), "--timeout"},
+      {"leak_check_negative", run_with({"--leak-check", "-1"}), "--leak-check"},
+      {"under_unknown", run_with({"--under", "helgrind"}), "helgrind"},
+      // policies
+      {"policy_unknown", run_with({"--policy", "foo"}), "foo"},
+      {"policy_empty", run_with({"--policy", ""}), "policy"},
+      {"policy_bad_number", run_with({"--policy", "fixed:rtol=abc"}), "abc"},
+      {"policy_out_of_range", run_with({"--policy", "bound:false_alarm=2"}), "false_alarm"},
+      // descriptors
+      {"descriptor_bad_attribute", {"run", "--problems", "matmul q=1"}, "q"},
+      {"descriptor_negative", {"run", "--problems", "matmul m=-1"}, "-1"},
+      {"descriptor_overflow", {"run", "--problems", "matmul m=99999999999999999999"}, "99999999999999999999"},
+      {"descriptor_empty", {"repro", ""}, "empty"},
+      {"descriptor_unknown_op", {"repro", "matmull m=1"}, "matmull"},
+      // --problems files
+      {"problems_missing", {"run", "--problems", "missing.txt"}, "missing.txt"},
+      {"problems_directory", {"run", "--problems", "a_dir"}, "a_dir"},
+      {"problems_binary", {"run", "--problems", "binary.txt"}, "binary.txt"},
+      {"problems_huge_line", {"run", "--problems", "huge_line.txt"}, "huge_line.txt"},
+      {"problems_empty", {"run", "--problems", "empty.txt"}, "empty.txt"},
+      {"problems_bad_line", {"run", "--problems", "bad_line.txt"}, "bad_line.txt:2"},
+      {"problems_missing_include", {"run", "--problems", "bad_include.txt"}, "bad_include.txt:1"},
+      // --jsonl
+      {"jsonl_directory", run_with({"--jsonl", "a_dir"}), "a_dir"},
+      {"jsonl_under_a_file", run_with({"--jsonl", "empty.txt/out.jsonl"}), "empty.txt/out.jsonl"},
+      // --plugin
+      {"plugin_missing", run_with({"--plugin", "missing.so"}), "missing.so"},
+      {"plugin_text_file", run_with({"--plugin", "text.so"}), "text.so"},
+      {"plugin_directory", run_with({"--plugin", "a_dir"}), "a_dir"},
+      {"plugin_executable", run_with({"--plugin", "/bin/sh"}), "/bin/sh"},
+      // --known-failures
+      {"known_failures_missing", run_with({"--known-failures", "missing.txt"}), "missing.txt"},
+      {"known_failures_directory", run_with({"--known-failures", "a_dir"}), "a_dir"},
+      {"known_failures_binary", run_with({"--known-failures", "binary.txt"}), "binary.txt"},
+      {"known_failures_no_section", run_with({"--known-failures", "bad_line.txt"}), "bad_line.txt:1"},
+  };
+  return cases;
+}
+
+/// The files the cases name, in a scratch directory shared by the cases of this process.
+class BadInput : public ::testing::TestWithParam<bad_case> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("opval_test_bad_input_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "a_dir");
+    write("empty.txt", "# only a comment\n\n");
+    write("bad_line.txt", ok_problem + "\nmatmul m=2 n=3 k=2 bogus=1\n");
+    write("bad_include.txt", "include no_such_shape_set\n");
+    write("text.so", "this is not a shared library\n");
+    std::string binary;
+    for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 37 + 11) % 256);
+    write("binary.txt", binary);
+    write("huge_line.txt", ok_problem + "\n" + std::string(1 << 20, 'x') + "\n");
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+
+  static inline fs::path dir_;
+};
+
+TEST_P(BadInput, OneErrorLineNamingTheCulpritAndExitCode2) {
+  const bad_case& c = GetParam();
+  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir_, c.args);
+  EXPECT_EQ(r.code, 2) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_TRUE(r.err.starts_with("opval: error: ")) << r.err;
+  EXPECT_NE(r.err.find(c.culprit), std::string::npos) << "'" << c.culprit << "' not named in: " << r.err;
+  // Binary or runaway input stays one short, printable line.
+  EXPECT_LT(r.err.size(), 1200u);
+  for (unsigned char ch : r.err.substr(0, r.err.size() - 1)) EXPECT_GE(ch, 0x20) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(bad_cases()),
+                         [](const ::testing::TestParamInfo<bad_case>& info) { return info.param.name; });
+
+/// The table is not vacuous: the same invocations without the bad part run and pass.
+TEST(BadInputBaseline, TheValidInvocationRuns) {
+  const fs::path dir = fs::temp_directory_path() / ("opval_test_bad_input_ok_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir, run_with({"--seed", "18446744073709551615"}));
+  fs::remove_all(dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace opval

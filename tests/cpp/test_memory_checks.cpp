@@ -1,0 +1,283 @@
+// The memory checks around a kernel under test (docs/SAFETY.md): the guarded allocator's
+// canaries, guard pages and fault descriptions; poisoned outputs (never-written elements,
+// accumulate-into bugs), determinism across runs and thread counts, input immutability; and
+// the broken kernels of examples/plugins/misbehaving_gemm.c, each with its verdict.
+#include <gtest/gtest.h>
+
+#include <omp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "opval/guarded_allocator.hpp"
+#include "opval/plugin_backend.hpp"
+#include "ops/op_testing.hpp"
+
+namespace {
+
+using opval::case_result;
+using opval::guard_side;
+using opval::problem;
+using opval::run_options;
+using opval::state;
+using opval::tensor;
+using opval::testing::function_backend;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A guarded buffer of `bytes`, labelled as the brief's example tensor.
+std::byte* guarded(std::size_t bytes, guard_side side = guard_side::after, const char* name = "dst",
+                   const char* role = "output 0") {
+  auto* p = static_cast<std::byte*>(opval::shared_guarded_allocator(side).allocate(bytes, 64));
+  EXPECT_TRUE(opval::label_guarded_region(p, name, role));
+  return p;
+}
+void release(std::byte* p, std::size_t bytes, guard_side side = guard_side::after) {
+  opval::shared_guarded_allocator(side).deallocate(p, bytes, 64);
+}
+
+std::string fault_text(const void* addr) {
+  char buf[200];
+  return opval::describe_guard_fault(addr, buf, sizeof buf) ? std::string(buf) : std::string("(none)");
+}
+
+TEST(guarded_allocator, aligned_buffer_ends_within_the_alignment_of_its_guard_page) {
+  std::byte* p = guarded(80);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
+  std::memset(p, 1, 80);  // the whole buffer is writable
+  EXPECT_EQ(opval::check_guard_canaries(p), std::nullopt);
+  // 80 bytes rounded to the 64-byte alignment: the guard page starts 128 bytes in.
+  EXPECT_EQ(fault_text(p + 128), "guard page after tensor 'dst' hit at byte 48 past its end (output 0, 80 bytes)");
+  EXPECT_EQ(fault_text(p + 127), "(none)");
+  release(p, 80);
+}
+
+TEST(guarded_allocator, canary_past_the_end_names_tensor_side_and_bytes) {
+  std::byte* p = guarded(80);
+  std::memset(p + 80, 0, 4);  // one f32 element past the end, inside the slack
+  auto damage = opval::check_guard_canaries(p + 10);
+  ASSERT_TRUE(damage.has_value());
+  EXPECT_TRUE(contains(*damage, "canary after tensor 'dst' overwritten at bytes 0..3 past its end")) << *damage;
+  EXPECT_TRUE(contains(*damage, "output 0, 80 bytes")) << *damage;
+  release(p, 80);
+}
+
+TEST(guarded_allocator, canary_before_the_start_is_caught_with_the_guard_after) {
+  std::byte* p = guarded(80, guard_side::after, "A", "input 0");
+  p[-2] = std::byte{0};
+  auto damage = opval::check_guard_canaries(p);
+  ASSERT_TRUE(damage.has_value());
+  EXPECT_TRUE(contains(*damage, "canary before tensor 'A' overwritten at bytes 2..2 before its start")) << *damage;
+  release(p, 80);
+}
+
+TEST(guarded_allocator, guard_before_describes_bytes_before_the_start) {
+  std::byte* p = guarded(64, guard_side::before, "A", "input 0");
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE)), 0u);
+  EXPECT_EQ(fault_text(p - 4), "guard page before tensor 'A' hit at byte 4 before its start (input 0, 64 bytes)");
+  p[64] = std::byte{0};  // past the end, the slack up to the page end holds canaries
+  auto damage = opval::check_guard_canaries(p);
+  ASSERT_TRUE(damage.has_value());
+  EXPECT_TRUE(contains(*damage, "canary after tensor 'A' overwritten at bytes 0..0 past its end")) << *damage;
+  release(p, 64, guard_side::before);
+}
+
+TEST(guarded_allocator, fault_description_is_truncated_to_the_buffer) {
+  std::byte* p = guarded(64);
+  char buf[12];
+  EXPECT_TRUE(opval::describe_guard_fault(p + 64, buf, sizeof buf));
+  EXPECT_EQ(std::string(buf), "guard page ");
+  int on_stack = 0;
+  EXPECT_FALSE(opval::describe_guard_fault(&on_stack, buf, sizeof buf));
+  release(p, 64);
+  EXPECT_FALSE(opval::describe_guard_fault(p + 64, buf, sizeof buf)) << "a freed region is forgotten";
+}
+
+// What a worker's SIGSEGV handler does (the isolation helper's): describe, then die.
+void report_guard_fault(int, siginfo_t* info, void*) {
+  char buf[256];
+  if (opval::describe_guard_fault(info->si_addr, buf, sizeof buf)) {
+    write(STDERR_FILENO, buf, std::strlen(buf));
+    write(STDERR_FILENO, "\n", 1);
+  }
+  _exit(3);
+}
+void install_guard_fault_reporter() {
+  struct sigaction sa {};
+  sa.sa_sigaction = report_guard_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &sa, nullptr);
+}
+
+TEST(guarded_allocator_death, write_past_the_end_traps_on_the_guard_page) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::byte* p = guarded(64);
+        volatile std::byte* q = p;
+        q[64] = std::byte{1};
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(
+      {
+        install_guard_fault_reporter();
+        std::byte* p = guarded(64);
+        volatile std::byte* q = p;
+        q[68] = std::byte{1};
+      },
+      testing::ExitedWithCode(3), "guard page after tensor 'dst' hit at byte 4 past its end \\(output 0, 64 bytes\\)");
+}
+
+// ---------------------------------------------------------------- runner, test kernels
+
+constexpr const char* small_matmul = "matmul m=4 n=5 k=3";
+
+case_result run(const std::string& line, opval::backend& b, const run_options& o = {}) {
+  return opval::run_case(opval::parse_problem(line), b, o);
+}
+
+// A backend computing the sim's result, then `change` applied to inputs and outputs.
+function_backend sim_then(std::function<void(std::span<const tensor>, std::span<tensor>)> change) {
+  return function_backend("test", [change](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    p.spec().simulate(p, in, out);
+    change(in, out);
+  });
+}
+
+TEST(memory_checks, correct_kernel_passes_with_every_check_on) {
+  auto b = sim_then([](auto, auto) {});
+  run_options o;
+  o.threads = {1, 3};
+  const case_result r = run(small_matmul, b, o);
+  EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
+}
+
+TEST(memory_checks, unwritten_elements_are_counted_and_located) {
+  // The sim's result copied but for the last 3 elements.
+  function_backend b("test", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    std::vector<tensor> full{tensor(out[0].type(), out[0].shape())};
+    p.spec().simulate(p, in, full);
+    for (std::int64_t i = 0; i + 3 < out[0].numel(); ++i) out[0].set_at(i, full[0].at(i));
+  });
+  const case_result r = run(small_matmul, b);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "output 'dst': 3 of 20 elements never written (first at [3,2])")) << r.v.reason;
+  run_options off;
+  off.poison_check = false;
+  const case_result unchecked = run(small_matmul, b, off);
+  EXPECT_FALSE(contains(unchecked.v.reason, "never written")) << unchecked.v.reason;
+}
+
+TEST(memory_checks, accumulating_into_the_output_fails_on_the_garbage_prefill) {
+  // dst += A.B instead of dst = A.B: right only if dst started at zero.
+  function_backend b("test", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    std::vector<tensor> s{tensor(out[0].type(), out[0].shape())};
+    p.spec().simulate(p, in, s);
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) out[0].set_at(i, out[0].at(i) + s[0].at(i));
+  });
+  const case_result r = run(small_matmul, b);
+  EXPECT_NE(r.v.st, state::passed);  // NaN + x everywhere: MISTRUSTED (a constant output)
+  EXPECT_TRUE(contains(r.v.reason, "nan")) << r.v.reason;
+  run_options off;
+  off.poison_check = false;  // zero-filled outputs hide the bug
+  EXPECT_EQ(run(small_matmul, b, off).v.st, state::passed);
+}
+
+TEST(memory_checks, a_written_input_is_named_with_its_first_change) {
+  auto b = sim_then([](std::span<const tensor> in, auto) {
+    const_cast<tensor&>(in[1]).set_at(6, 42.0);  // B is 3x5: element [1,1]
+  });
+  const case_result r = run(small_matmul, b);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "kernel wrote input 'B': 1 of 15 elements changed, first at [1,1] (0x42280000 vs"))
+      << r.v.reason;
+  EXPECT_FALSE(contains(r.v.reason, "nondeterministic")) << "runs on changed inputs are not compared";
+  run_options off;
+  off.input_check = false;
+  EXPECT_FALSE(contains(run(small_matmul, b, off).v.reason, "wrote input"));
+}
+
+// The sim's result, one ULP off at element 0 when `differs` says so.
+function_backend sim_off_by_one_ulp_when(std::function<bool()> differs) {
+  return sim_then([differs](auto, std::span<tensor> out) {
+    if (differs()) out[0].data_as<float>()[0] = std::nextafter(out[0].data_as<float>()[0], INFINITY);
+  });
+}
+
+TEST(memory_checks, run_to_run_differences_fail_unless_the_contract_allows_them) {
+  int calls = 0;
+  auto b = sim_off_by_one_ulp_when([&] { return ++calls % 2 == 0; });
+  const case_result r = run(small_matmul, b);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "nondeterministic: output 'dst' differs bitwise between two runs on the same "
+                                   "inputs in 1 of 20 elements, first at [0,0]"))
+      << r.v.reason;
+  const case_result allowed = run(std::string(small_matmul) + " dt=f32 deterministic=0", b);
+  EXPECT_EQ(allowed.v.st, state::passed) << allowed.v.reason;
+}
+
+TEST(memory_checks, thread_counts_must_give_the_same_bits) {
+  auto b = sim_off_by_one_ulp_when([] { return omp_get_max_threads() == 7; });
+  run_options o;
+  EXPECT_EQ(run(small_matmul, b, o).v.st, state::passed);
+  o.threads = {1, 7};
+  const case_result r = run(small_matmul, b, o);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "nondeterministic across thread counts: output 'dst' with 7 threads differs"))
+      << r.v.reason;
+  EXPECT_NE(omp_get_max_threads(), 7) << "the thread count is restored";
+}
+
+// ---------------------------------------------------------------- the misbehaving plugins
+
+case_result run_plugin(const char* path, const std::string& line, const run_options& o = {}) {
+  auto b = opval::load_plugin_backend(path);
+  return run(line, *b, o);
+}
+
+TEST(misbehaving_gemm, correct_plugin_passes) {
+  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_NONE, small_matmul).v.st, state::passed);
+}
+
+TEST(misbehaving_gemm, write_past_the_end_into_the_slack_damages_the_canary) {
+  // 4x5 f32 = 80 bytes, rounded to 128 by the alignment: the stray element lands in the slack.
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, small_matmul);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "canary after tensor 'dst' overwritten at bytes 0..3 past its end")) << r.v.reason;
+  // The guard before the buffer leaves its whole tail page as canaries: caught all the same.
+  run_options before;
+  before.guard_at = guard_side::before;
+  const case_result b = run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=4 n=4 k=3", before);
+  EXPECT_TRUE(contains(b.v.reason, "canary after tensor 'dst' overwritten at bytes 0..3 past its end")) << b.v.reason;
+  // Unaffected cases (m = 1) pass.
+  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=1 n=5 k=3").v.st, state::passed);
+}
+
+TEST(misbehaving_gemm_death, write_past_the_end_without_slack_traps_on_the_guard_page) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 4x4 f32 = 64 bytes: the buffer ends at the guard page. In-process this is a crash, which
+  // process isolation turns into a verdict; here the worker's handler is imitated.
+  EXPECT_EXIT(
+      {
+        install_guard_fault_reporter();
+        run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=4 n=4 k=3");
+      },
+      testing::ExitedWithCode(3), "guard page after tensor 'dst' hit at byte 0 past its end \\(output 0, 64 bytes\\)");
+}
+
+TEST(misbehaving_gemm, unwritten_tail_is_counted) {
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_UNWRITTEN_TAIL, small_matmul);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "output 'dst': 5 of 20 elements never written (first at [3,0])")) << r.v.reason;
+}
+
+TEST(misbehaving_gemm, written_input_is_named) {
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_WRITES_INPUT, small_matmul);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "kernel wrote input 'A': 1 of 12 elements changed, first at [0,0]")) << r.v.reason;
+}
+
+}  // namespace
