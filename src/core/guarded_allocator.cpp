@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -152,6 +154,83 @@ void put_owner(writer& w, const region& r) {
   w.put(" bytes)");
 }
 
+// A fresh mapping of map_bytes with its guard page (at the start for `before`, at the end
+// for `after`) made PROT_NONE.
+std::byte* new_mapping(std::size_t map_bytes, guard_side side) {
+  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw error(fmt::format("guarded allocator: cannot map {} bytes", map_bytes));
+  auto* map = static_cast<std::byte*>(m);
+  std::byte* guard = side == guard_side::after ? map + map_bytes - page_size() : map;
+  if (mprotect(guard, page_size(), PROT_NONE) != 0) {
+    munmap(m, map_bytes);
+    throw error("guarded allocator: cannot protect the guard page");
+  }
+  return map;
+}
+
+// The mappings of freed tensors, kept for the next allocation of the same size and side. A
+// validation run allocates the same shapes again and again (the second poisoned pass, the
+// perturbation re-run, the next case of a sweep), and a fresh mapping costs an mmap, an
+// mprotect, a page fault per page on first touch and an munmap whose TLB shootdown
+// interrupts every thread of the process. A reused mapping keeps its guard page; allocate
+// refills the canaries and the tensor clears its buffer. While cached, the whole mapping is
+// PROT_NONE, so a kernel writing through a pointer kept from an earlier call still traps as
+// it did on the unmapped memory. Bounded in count and bytes, oldest unmapped first, so a run
+// over many sizes does not hoard memory.
+class mapping_cache {
+ public:
+  mapping_cache() { entries_.reserve(max_entries); }  // so that give never allocates
+
+  /// A cached mapping of exactly map_bytes for `side`, or nullptr.
+  std::byte* take(std::size_t map_bytes, guard_side side) {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
+      if (it->bytes == map_bytes && it->side == side) {
+        std::byte* map = it->map;
+        bytes_ -= it->bytes;
+        entries_.erase(std::next(it).base());
+        std::byte* usable = side == guard_side::after ? map : map + page_size();
+        if (mprotect(usable, map_bytes - page_size(), PROT_READ | PROT_WRITE) == 0) return map;
+        munmap(map, map_bytes);
+        return nullptr;
+      }
+    return nullptr;
+  }
+
+  /// Keeps a freed mapping, or unmaps it when it is larger than the whole budget.
+  void give(std::byte* map, std::size_t map_bytes, guard_side side) noexcept {
+    if (map_bytes > max_bytes || mprotect(map, map_bytes, PROT_NONE) != 0) {
+      munmap(map, map_bytes);
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    while (!entries_.empty() && (entries_.size() == max_entries || bytes_ + map_bytes > max_bytes)) {
+      munmap(entries_.front().map, entries_.front().bytes);
+      bytes_ -= entries_.front().bytes;
+      entries_.erase(entries_.begin());
+    }
+    entries_.push_back({map, map_bytes, side});
+    bytes_ += map_bytes;
+  }
+
+ private:
+  struct entry {
+    std::byte* map;
+    std::size_t bytes;
+    guard_side side;
+  };
+  static constexpr std::size_t max_entries = 64;
+  static constexpr std::size_t max_bytes = std::size_t{256} << 20;
+  std::mutex mutex_;
+  std::vector<entry> entries_;  // oldest first
+  std::size_t bytes_ = 0;
+};
+
+mapping_cache& freed_mappings() {
+  static auto* cache = new mapping_cache;  // leaked on purpose, like the allocators
+  return *cache;
+}
+
 }  // namespace
 
 void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
@@ -162,9 +241,8 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
   const std::size_t span = round_up(std::max<std::size_t>(bytes, 1), alignment);
   const std::size_t data_pages = round_up(span + (alignment > page ? alignment : 0), page);
   const std::size_t map_bytes = data_pages + page;
-  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) throw error(fmt::format("guarded allocator: cannot map {} bytes", map_bytes));
-  auto* map = static_cast<std::byte*>(m);
+  std::byte* map = freed_mappings().take(map_bytes, side_);
+  if (!map) map = new_mapping(map_bytes, side_);
   std::byte* guard = side_ == guard_side::after ? map + data_pages : map;
   std::byte* data = nullptr;
   if (side_ == guard_side::after) {
@@ -175,11 +253,9 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
     data = reinterpret_cast<std::byte*>(round_up(start, alignment));
   }
   region* r = claim_slot();
-  if (!r || mprotect(guard, page, PROT_NONE) != 0) {
-    if (r) r->state.store(region::free_slot, std::memory_order_release);
-    munmap(m, map_bytes);
-    throw error(r ? "guarded allocator: cannot protect the guard page"
-                  : fmt::format("guarded allocator: more than {} live guarded tensors", max_regions));
+  if (!r) {
+    munmap(map, map_bytes);
+    throw error(fmt::format("guarded allocator: more than {} live guarded tensors", max_regions));
   }
   r->map = map;
   r->map_bytes = map_bytes;
@@ -197,8 +273,11 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
 void guarded_allocator::deallocate(void* p, std::size_t, std::size_t) noexcept {
   region* r = lock_slot_of(p);
   if (!r) return;  // not ours: nothing sane to do in a noexcept path
-  munmap(r->map, r->map_bytes);
+  std::byte* map = r->map;
+  const std::size_t map_bytes = r->map_bytes;
+  const guard_side side = r->side;
   r->state.store(region::free_slot, std::memory_order_release);
+  freed_mappings().give(map, map_bytes, side);
 }
 
 std::string guarded_allocator::name() const {

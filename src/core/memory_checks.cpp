@@ -119,6 +119,11 @@ element_finding bitwise_differences(const tensor& a, int a_pass, const tensor& b
   return f;
 }
 
+bool same_storage(const tensor& a, const tensor& b) {
+  std::span<const std::byte> sa = storage_span(a), sb = storage_span(b);
+  return a.strides() == b.strides() && sa.size() == sb.size() && std::memcmp(sa.data(), sb.data(), sa.size()) == 0;
+}
+
 std::uint64_t storage_hash(const tensor& t) {
   std::span<const std::byte> s = storage_span(t);
   return XXH3_64bits(s.data(), s.size());

@@ -27,6 +27,11 @@ element_finding never_written(const tensor& pass0, const tensor& pass1);
 /// a and b were poisoned with different passes; `a_pass`/`b_pass` say which, -1 = none).
 element_finding bitwise_differences(const tensor& a, int a_pass, const tensor& b, int b_pass);
 
+/// True when a and b (same type, shape and strides) hold the same storage bytes, padding
+/// included: then neither never_written nor bitwise_differences can find anything, and one
+/// memcmp spares their per-element walks in the common case of a correct kernel.
+bool same_storage(const tensor& a, const tensor& b);
+
 /// A hash of t's whole storage (padding included), for before/after comparison.
 std::uint64_t storage_hash(const tensor& t);
 

@@ -215,6 +215,7 @@ class kernel_checks {
   void compare_passes(const std::vector<operand>& ops, const std::vector<tensor>& pass0,
                       const std::vector<tensor>& pass1) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (detail::same_storage(pass0[i], pass1[i])) continue;
       detail::element_finding nw = detail::never_written(pass0[i], pass1[i]);
       if (nw.count)
         add(fmt::format("output '{}': {} of {} elements never written (first at {})", ops[i].name, nw.count,
@@ -238,11 +239,13 @@ class kernel_checks {
         omp_threads_scope scope(n);
         run(b, ins, outs);
       }
-      for (std::size_t i = 0; i < ops.size(); ++i)
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (detail::same_storage(first[i], outs[i])) continue;
         if (auto d = detail::bitwise_differences(first[i], 0, outs[i], 0); d.count)
           add(fmt::format("nondeterministic across thread counts: output '{}' with {} threads differs bitwise from "
                           "the run with {} in {} of {} elements, first at {}", ops[i].name, n, default_threads,
                           d.count, first[i].numel(), detail::describe_first(first[i], d)));
+      }
     }
   }
   /// The findings so far, "; "-separated ("" when none).

@@ -69,10 +69,17 @@ std::int64_t size_product(std::int64_t a, std::int64_t b, std::string_view what)
   return r;
 }
 
+std::int64_t size_product(std::int64_t a, std::int64_t b, const dims& shape) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]]
+    return size_product(a, b, std::string_view("shape " + to_string(shape)));
+  return r;
+}
+
 dims row_major_strides(const dims& shape) {
   dims strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), "shape " + to_string(shape));
+    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), shape);
   return strides;
 }
 
@@ -84,13 +91,13 @@ dims padded_strides(const dims& shape, std::int64_t ld) {
   dims strides(shape.size(), 1);
   if (shape.size() >= 2) strides[shape.size() - 2] = ld;
   for (int i = static_cast<int>(shape.size()) - 3; i >= 0; --i)
-    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), "shape " + to_string(shape));
+    strides[i] = size_product(strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), shape);
   return strides;
 }
 
 std::int64_t element_count(const dims& shape) {
   std::int64_t n = 1;
-  for (std::int64_t e : shape) n = size_product(n, e, "shape " + to_string(shape));
+  for (std::int64_t e : shape) n = size_product(n, e, shape);
   return n;
 }
 

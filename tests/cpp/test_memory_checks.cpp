@@ -96,6 +96,21 @@ TEST(guarded_allocator, fault_description_is_truncated_to_the_buffer) {
   EXPECT_FALSE(opval::describe_guard_fault(p + 64, buf, sizeof buf)) << "a freed region is forgotten";
 }
 
+TEST(guarded_allocator, a_freed_mapping_is_reused_with_fresh_canaries_and_its_guard_page) {
+  std::byte* p = guarded(80);
+  p[80] = std::byte{0};  // damage the slack, then free
+  release(p, 80);
+  std::byte* q = guarded(72, guard_side::after, "B", "input 1");  // same pages: the same mapping
+  EXPECT_EQ(q, p) << "the freed mapping of the same size is taken first";
+  EXPECT_EQ(opval::check_guard_canaries(q), std::nullopt) << "the canaries were refilled";
+  EXPECT_EQ(fault_text(q + 128), "guard page after tensor 'B' hit at byte 56 past its end (input 1, 72 bytes)");
+  release(q, 72);
+  // A mapping freed on one side is never handed out for the other: its guard page is elsewhere.
+  std::byte* r = guarded(80, guard_side::before, "A", "input 0");
+  EXPECT_EQ(fault_text(r - 4), "guard page before tensor 'A' hit at byte 4 before its start (input 0, 80 bytes)");
+  release(r, 80, guard_side::before);
+}
+
 // What a worker's SIGSEGV handler does (the isolation helper's): describe, then die.
 void report_guard_fault(int, siginfo_t* info, void*) {
   char buf[256];
@@ -129,6 +144,14 @@ TEST(guarded_allocator_death, write_past_the_end_traps_on_the_guard_page) {
         q[68] = std::byte{1};
       },
       testing::ExitedWithCode(3), "guard page after tensor 'dst' hit at byte 4 past its end \\(output 0, 64 bytes\\)");
+  EXPECT_EXIT(
+      {
+        std::byte* p = guarded(64);
+        release(p, 64);  // kept for reuse, but no longer writable
+        volatile std::byte* q = p;
+        q[0] = std::byte{1};
+      },
+      testing::KilledBySignal(SIGSEGV), "");
 }
 
 // ---------------------------------------------------------------- runner, test kernels

@@ -28,7 +28,7 @@ layout strided_layout(const dims& shape, std::int64_t pad, std::int64_t step) {
   std::int64_t row = shape[last] * step + pad;  // one padded row of the innermost dimension
   for (std::size_t i = last; i-- > 0;) {
     lay.strides[i] = row;
-    row = size_product(row, shape[i], "shape " + to_string(shape));
+    row = size_product(row, shape[i], shape);
   }
   return lay;
 }
