@@ -107,6 +107,9 @@ TEST(ResultJson, RoundTripKeepsSpecialValuesAndEveryState) {
   r.exec = {"ref:any", "f32@tf32:f32:f32"};
   r.observed_contract = "bf16:f32:bf16";
   r.observed_note = "a \"quoted\" note\twith a tab";
+  r.memory.run.kernel_rss_delta = 4096;
+  r.memory.leak = {.runs = 3, .growth = {64, 64, 80}, .growth_blocks = {1, 1, 1}, .leaks = true,
+                   .bytes_per_call = 64, .finding = "leaks 64 bytes per call"};
   for (state s : {state::passed, state::failed, state::mistrusted, state::skipped, state::unimplemented,
                   state::crash, state::timeout}) {
     r.v.st = s;
@@ -116,6 +119,10 @@ TEST(ResultJson, RoundTripKeepsSpecialValuesAndEveryState) {
   EXPECT_TRUE(std::isnan(back.v.outputs[0].m.max_abs_error));
   EXPECT_EQ(back.v.outputs[0].m.max_ulps, std::numeric_limits<double>::infinity());
   EXPECT_EQ(back.v.st, state::timeout);
+  EXPECT_EQ(back.memory.run.kernel_rss_delta, 4096);
+  EXPECT_EQ(back.memory.leak.growth, (std::vector<std::int64_t>{64, 64, 80}));
+  EXPECT_EQ(back.memory.leak.finding, "leaks 64 bytes per call");
+  EXPECT_EQ(back.times.device_kernel, 1.5e-6);
 }
 
 TEST(ResultJson, MalformedRecordsAreErrorsNamingWhatIsWrong) {
