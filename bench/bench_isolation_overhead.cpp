@@ -4,6 +4,12 @@
 // Isolation's cost is the difference of the medians: request and answer through the pipes,
 // the JSON of the case and of its record, the worker's problem parse. Target: <= 1 ms per
 // case. The worker's start (posix_spawn, loading opval) is paid once and shown apart.
+//
+// Run it with OMP_WAIT_POLICY=passive for a case with OpenMP regions (matmul): after each
+// in-process case, this process's OpenMP threads spin for a while waiting for more work, and
+// on a 2-core machine they take a core from the worker's next case, which then runs slower
+// ("the case itself" differs between the two lines). A real isolated run has no such
+// neighbour: its runner runs no kernels.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -9,6 +9,8 @@
  *   6 hang           never returns
  *   7 abort          calls abort()
  *   8 exit0          calls exit(0)
+ *   9 scratch_overflow writes one element past the end of its own malloc'd scratch row (the
+ *                    result stays right: only valgrind or ASan sees it, `--under valgrind`)
  * The misbehaviour triggers only on problems with m >= 2 and n >= 2, so that a run over a
  * suite shows the broken cases next to passing ones (m = 1 or n = 1 cases run correctly). */
 #include <stdint.h>
@@ -24,7 +26,7 @@
 #endif
 
 static const char* const names[] = {"none", "oob_write", "unwritten_tail", "writes_input", "leak",
-                                    "segfault", "hang",  "abort",          "exit0"};
+                                    "segfault", "hang",  "abort",          "exit0", "scratch_overflow"};
 
 uint32_t opval_plugin_abi_version(void) { return OPVAL_PLUGIN_ABI_VERSION; }
 
@@ -96,6 +98,14 @@ int opval_plugin_execute(const opval_problem* p, const opval_tensor* in, size_t 
       for (;;) pause();
     case 7: abort();
     case 8: exit(0);
+    case 9: {
+      volatile float* scratch = (volatile float*)malloc((size_t)n * sizeof(float));
+      if (scratch) {
+        for (int64_t j = 0; j <= n; ++j) scratch[j] = 0.0f; /* one past the end */
+        free((void*)scratch);
+      }
+      break;
+    }
     default: break;
   }
   return 0;

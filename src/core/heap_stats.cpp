@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/valgrind_client.hpp"
 #include "heap_hooks/heap_hooks.hpp"
 
 // Weak: null in a program without the hooks.
@@ -31,8 +32,7 @@ std::string probe_hooks() {
   if (!c) return "no allocator hooks in this program (libopval used as a library, or a sanitizer build)";
   // valgrind's preloaded allocator serves operator new and bypasses the hooks for part of
   // the heap: measuring would mislead.
-  if (const char* preload = std::getenv("LD_PRELOAD"); preload && std::strstr(preload, "vgpreload"))
-    return "the program runs under valgrind, whose allocator replaces the hooks";
+  if (detail::under_valgrind()) return "the program runs under valgrind, whose allocator replaces the hooks";
   const std::int64_t before = c->allocations.load();
   c->on.store(true);
   opaque_free(opaque_malloc(24));

@@ -14,10 +14,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <system_error>
 
 #include <fmt/format.h>
 
+#include "core/valgrind_client.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
@@ -130,14 +133,16 @@ struct case_worker::process {
   }
 
   /// Waits for the worker to exit, killing it when it lingers (it closed its answer pipe but
-  /// kept running); returns its wait status.
+  /// kept running) for 2 s, or 60 s under valgrind, whose leak search runs at the worker's
+  /// exit; returns its wait status.
   int reap(bool kill_first) {
     if (kill_first) ::kill(pid, SIGKILL);
+    const int patience = detail::under_valgrind() ? 6000 : 200;  // polls 10 ms apart
     int status = 0;
     for (int tries = 0;; ++tries) {
-      const pid_t done = ::waitpid(pid, &status, tries < 200 ? WNOHANG : 0);
+      const pid_t done = ::waitpid(pid, &status, tries < patience ? WNOHANG : 0);
       if (done == pid || (done < 0 && errno != EINTR)) break;
-      if (tries == 199) ::kill(pid, SIGKILL);
+      if (tries == patience - 1) ::kill(pid, SIGKILL);
       ::usleep(10000);
     }
     pid = 0;
@@ -158,6 +163,16 @@ case_worker::~case_worker() {
 pid_t case_worker::pid() const { return proc_ ? proc_->pid : 0; }
 
 namespace {
+
+/// The program to start as the worker. Under valgrind, /proc/self/exe is valgrind's tool,
+/// not opval: the path valgrind reports for it (it answers readlink for its client) is what
+/// --trace-children follows into the worker.
+std::string worker_path(const std::string& exe) {
+  if (exe != "/proc/self/exe" || !detail::under_valgrind()) return exe;
+  std::error_code ec;
+  const std::filesystem::path client = std::filesystem::read_symlink(exe, ec);
+  return ec ? exe : client.string();
+}
 
 /// Spawns `exe __worker <our pid>` with stdin and stdout on two new pipes (close-on-exec at
 /// our end, so no later worker inherits them and hides the end of file of a dead one).
@@ -182,9 +197,10 @@ void spawn_worker(const std::string& exe, pid_t& pid, int& to_worker, int& from_
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   const std::string parent = std::to_string(::getpid());
-  char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>(worker_argument),
+  const std::string path = worker_path(exe);
+  char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>(worker_argument),
                   const_cast<char*>(parent.c_str()), nullptr};
-  const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, environ);
+  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(in[0]);

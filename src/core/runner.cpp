@@ -10,6 +10,7 @@
 
 #include "core/memory_checks.hpp"
 #include "core/observed_precision.hpp"
+#include "core/valgrind_client.hpp"
 #include "opval/guarded_allocator.hpp"
 #include "opval/error.hpp"
 #include "opval/error_model.hpp"
@@ -465,6 +466,7 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   r.backend_version = b.version();
   r.source = source;
   r.repro = repro_command(p, o, b.name());
+  const unsigned valgrind_errors = detail::valgrind_error_count();
   try {
     support s = b.supports(p);
     if (!s.ok) {
@@ -476,6 +478,14 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   } catch (const std::exception& e) {
     r.v.st = state::failed;
     r.v.reason = std::string("error while running the case: ") + e.what();
+  }
+  if (const unsigned found = detail::valgrind_error_count() - valgrind_errors; found > 0) {
+    const std::string finding =
+        fmt::format("valgrind memcheck reported {} error{} during the case (its report is on stderr, above this "
+                    "case's line)", found, found == 1 ? "" : "s");
+    r.v.reason = r.v.st == state::passed ? finding : finding + "; " + r.v.reason;
+    r.v.st = worst_state(r.v.st, state::failed);
+    r.repro += " --under valgrind";
   }
   r.times.total = seconds_since(start);
   return r;

@@ -64,6 +64,10 @@ const std::vector<bad_case>& bad_cases() {
       {"timeout_text", run_with({"--timeout", "garbage"}), "--timeout"},
       {"leak_check_negative", run_with({"--leak-check", "-1"}), "--leak-check"},
       {"under_unknown", run_with({"--under", "helgrind"}), "helgrind"},
+#if defined(__SANITIZE_ADDRESS__)
+      // this test binary and the opval it runs are the ASan build, which valgrind cannot run
+      {"under_valgrind_of_an_asan_build", run_with({"--under", "valgrind"}), "ASan build"},
+#endif
       // policies
       {"policy_unknown", run_with({"--policy", "foo"}), "foo"},
       {"policy_empty", run_with({"--policy", ""}), "policy"},

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -246,6 +247,43 @@ TEST_F(IsolationCli, ExitZeroDuringACaseIsACrash) {
 TEST_F(IsolationCli, HangIsATimeout) {
   expect_only_the_misbehaving_case_lost(dir_, OPVAL_MISBEHAVING_GEMM_HANG, "TIMEOUT",
                                         {"no result within the time limit", "SIGKILL"}, {"--timeout", "1"});
+}
+
+// ------------------------------------------------------------ --under valgrind
+
+/// Why the --under valgrind tests cannot run here ("" when they can).
+std::string valgrind_unavailable() {
+#if defined(__SANITIZE_ADDRESS__)
+  return "an ASan build: valgrind cannot run it (opval says so: test_bad_input)";
+#else
+  if (std::system("valgrind --version > /dev/null 2>&1") != 0) return "valgrind is not installed (scripts/setup installs it)";
+  return "";
+#endif
+}
+
+TEST_F(IsolationCli, UnderValgrindAHeapOverflowInsideThePluginFailsItsCaseOnly) {
+  if (const std::string why = valgrind_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  // The plugin's result is right and its tensors untouched: only memcheck sees the write past
+  // its own scratch buffer, in the worker process (--trace-children), during the m=4 case.
+  const cli_result res = run_cli(OPVAL_CLI_PATH, dir_,
+                                 {"run", "--under", "valgrind", "--plugin", OPVAL_MISBEHAVING_GEMM_SCRATCH_OVERFLOW,
+                                  "--problems", "matmul m=1 n=5 k=3", "--problems", "matmul m=4 n=5 k=3"});
+  EXPECT_EQ(res.code, 1) << res.out << res.err;
+  EXPECT_NE(res.out.find("FAILED: valgrind memcheck reported"), std::string::npos) << res.out;
+  EXPECT_NE(res.out.find("--under valgrind\n"), std::string::npos) << "the repro reruns under valgrind: " << res.out;
+  EXPECT_NE(res.out.find("1 passed, 1 failed, 0 skipped"), std::string::npos) << res.out;
+  EXPECT_NE(res.err.find("Invalid write of size 4"), std::string::npos) << res.err;
+  EXPECT_NE(res.err.find("opval_plugin_execute"), std::string::npos) << res.err;
+}
+
+TEST_F(IsolationCli, UnderValgrindACorrectPluginPassesWithoutReports) {
+  if (const std::string why = valgrind_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const cli_result res = run_cli(OPVAL_CLI_PATH, dir_,
+                                 {"run", "--under", "valgrind", "--plugin", OPVAL_MISBEHAVING_GEMM_NONE, "--problems",
+                                  "matmul m=1 n=5 k=3", "--problems", "matmul m=4 n=5 k=3"});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  EXPECT_NE(res.out.find("2 passed, 0 failed, 0 skipped"), std::string::npos) << res.out;
+  EXPECT_EQ(res.err.find("=="), std::string::npos) << "no valgrind report: " << res.err;
 }
 
 /// A record without the fields that differ between two runs of the same cases: the timings,

@@ -144,7 +144,7 @@ void add_case_options(CLI::App& cmd, case_args& a) {
       ->type_name("FILE");
   cmd.add_option("--under", a.under,
                  "rerun this command as the ASan+UBSan build (build-asan/opval) or under valgrind"
-                 " memcheck (exit code 99 on a memory error); docs/SAFETY.md")
+                 " memcheck (a case during which memcheck reports an error FAILS); docs/SAFETY.md")
       ->check(CLI::IsMember({"asan", "valgrind"}))
       ->type_name("asan|valgrind");
   cmd.add_option("--isolation", a.isolation,
@@ -511,6 +511,8 @@ constexpr bool built_with_asan = false;
 /// this binary already is the ASan build; throws opval::error when the checker is missing.
 void rerun_under(const std::string& checker, int argc, char** argv) {
   if (checker == "asan" && built_with_asan) return;
+  if (checker == "valgrind" && built_with_asan)
+    throw error("--under valgrind: this opval is an ASan build, which valgrind cannot run; use the normal build's opval");
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
@@ -518,20 +520,25 @@ void rerun_under(const std::string& checker, int argc, char** argv) {
     if (arg == "--under") ++i;
     else if (!arg.starts_with("--under=")) args.push_back(i == 0 ? self.string() : arg);
   }
-  if (checker == "valgrind")
+  const std::filesystem::path source_dir = self.parent_path().parent_path();
+  if (checker == "valgrind") {
     // somalloc=NONE: valgrind also replaces the malloc that opval's heap hooks define in the
     // executable, so every block is valgrind's (docs/SAFETY.md, memory accounting).
     args.insert(args.begin(), {"valgrind", "--quiet", "--trace-children=yes", "--error-exitcode=99",
                                "--leak-check=full", "--errors-for-leak-kinds=definite",
                                "--soname-synonyms=somalloc=NONE"});
-  const std::filesystem::path asan_build = self.parent_path().parent_path() / "build-asan";
+    // Third-party reports (the dynamic loader's, docs/SAFETY.md), as scripts/memcheck does.
+    if (const auto supp = source_dir / "tests/sanitizers/valgrind.supp"; std::filesystem::exists(supp))
+      args.insert(args.begin() + 1, "--suppressions=" + supp.string());
+  }
+  const std::filesystem::path asan_build = source_dir / "build-asan";
   if (checker == "asan") {
     args.front() = (asan_build / "opval").string();
     if (!std::filesystem::exists(args.front()))
       throw error("--under asan: no ASan build of opval at '" + args.front() +
                   "': build it with `cmake --preset asan-ubsan && cmake --build --preset asan-ubsan --target opval`");
     // Third-party leaks (docs/SAFETY.md) unless the user set LeakSanitizer's options.
-    const auto suppressions = asan_build.parent_path() / "tests/sanitizers/lsan.supp";
+    const auto suppressions = source_dir / "tests/sanitizers/lsan.supp";
     if (std::filesystem::exists(suppressions))
       ::setenv("LSAN_OPTIONS", ("suppressions=" + suppressions.string()).c_str(), 0);
   }
