@@ -354,6 +354,13 @@ void check_leaks_into(const problem& p, backend& b, int runs, std::span<const te
   r.repro += fmt::format(" --leak-check {}", runs);
 }
 
+// Fails the case with `finding` first in its reason, whatever the comparison said: a memory
+// finding names the cause. The reason the case had, if any, follows after `joiner`.
+void fail_with_cause(case_result& r, const std::string& finding, std::string_view joiner) {
+  r.v.reason = r.v.st == state::passed ? finding : fmt::format("{}{}{}", finding, joiner, r.v.reason);
+  r.v.st = state::failed;
+}
+
 void evaluate(const problem& p, backend& b, const run_options& o, case_result& r) {
   const op_spec& spec = p.spec();
   auto in_ops = spec.inputs(p);
@@ -441,8 +448,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     }
   // A memory finding names the cause; the comparison's own reason, if any, follows it.
   if (std::string memory = kc.findings(); !memory.empty()) {
-    r.v.reason = r.v.st == state::passed ? memory : memory + "; comparison: " + r.v.reason;
-    r.v.st = state::failed;
+    fail_with_cause(r, memory, "; comparison: ");
     if (o.guard && o.guard_at == guard_side::before) r.repro += " --guard-before";
     if (!o.threads.empty()) r.repro += fmt::format(" --threads {}", fmt::join(o.threads, ","));
   }
@@ -483,8 +489,7 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
     const std::string finding =
         fmt::format("valgrind memcheck reported {} error{} during the case (its report is on stderr, above this "
                     "case's line)", found, found == 1 ? "" : "s");
-    r.v.reason = r.v.st == state::passed ? finding : finding + "; " + r.v.reason;
-    r.v.st = worst_state(r.v.st, state::failed);
+    fail_with_cause(r, finding, "; ");
     r.repro += " --under valgrind";
   }
   r.times.total = seconds_since(start);
