@@ -166,7 +166,7 @@ TEST(Heap, LeakMeansEveryRunLeavesMoreBlocksAndBytes) {
 
 TEST(Heap, LeakingPluginFailsWithTheBytesItLeaksPerCall) {
   OPVAL_HOOKS_OR_SKIP();
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_LEAK, leaking_problem, 3);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_LEAK, leaking_problem, 3);
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
   const std::string expected = "leaks " + std::to_string(plugin_leak_bytes()) + " bytes in 1 block per call";
   EXPECT_EQ(r.v.reason.rfind(expected, 0), 0u) << r.v.reason;
@@ -182,15 +182,15 @@ TEST(Heap, LeakingPluginFailsWithTheBytesItLeaksPerCall) {
 TEST(Heap, LeakingPluginPassesWhereItDoesNotLeakOrWithoutTheCheck) {
   OPVAL_HOOKS_OR_SKIP();
   // The plugin misbehaves only when m >= 2 and n >= 2.
-  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_LEAK, "matmul m=1 n=5 k=3", 3).v.st, state::passed);
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_LEAK, leaking_problem, 0);
+  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_GEMM_LEAK, "matmul m=1 n=5 k=3", 3).v.st, state::passed);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_LEAK, leaking_problem, 0);
   EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
   EXPECT_EQ(r.memory.leak.runs, 0);
 }
 
 TEST(Heap, CorrectPluginIsNotFlagged) {
   OPVAL_HOOKS_OR_SKIP();
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_NONE, leaking_problem, 5);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_NONE, leaking_problem, 5);
   EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
   EXPECT_EQ(r.memory.leak.runs, 5);
   EXPECT_FALSE(r.memory.leak.leaks);
@@ -243,7 +243,7 @@ class HeapCli : public ::testing::Test {
 
 TEST_F(HeapCli, LeakCheckFailsTheLeakingKernelInItsWorker) {
   OPVAL_HOOKS_OR_SKIP();
-  const auto r = run(OPVAL_MISBEHAVING_LEAK, {"--leak-check", "3"});
+  const auto r = run(OPVAL_MISBEHAVING_GEMM_LEAK, {"--leak-check", "3"});
   EXPECT_NE(r.code, 0) << r.out << r.err;
   const std::string expected = "leaks " + std::to_string(plugin_leak_bytes()) + " bytes in 1 block per call";
   EXPECT_NE(r.out.find("FAILED: " + expected), std::string::npos) << r.out;
@@ -259,7 +259,7 @@ TEST_F(HeapCli, LeakCheckFailsTheLeakingKernelInItsWorker) {
 
 TEST_F(HeapCli, CorrectKernelPassesAndItsMemoryIsRecorded) {
   OPVAL_HOOKS_OR_SKIP();
-  const auto r = run(OPVAL_MISBEHAVING_NONE, {"--leak-check", "3", "--verbose"});
+  const auto r = run(OPVAL_MISBEHAVING_GEMM_NONE, {"--leak-check", "3", "--verbose"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("memory: kernel heap peak"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no leak over 3 more runs"), std::string::npos) << r.out;
@@ -271,7 +271,7 @@ TEST_F(HeapCli, CorrectKernelPassesAndItsMemoryIsRecorded) {
 
 TEST_F(HeapCli, WithoutTheCheckALeakIsMeasuredButNotJudged) {
   OPVAL_HOOKS_OR_SKIP();
-  const auto r = run(OPVAL_MISBEHAVING_LEAK, {});
+  const auto r = run(OPVAL_MISBEHAVING_GEMM_LEAK, {});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   const auto j = record();
   EXPECT_FALSE(j["memory"].contains("leak_check"));

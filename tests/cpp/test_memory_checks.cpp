@@ -262,21 +262,21 @@ case_result run_plugin(const char* path, const std::string& line, const run_opti
 }
 
 TEST(misbehaving_gemm, correct_plugin_passes) {
-  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_NONE, small_matmul).v.st, state::passed);
+  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_GEMM_NONE, small_matmul).v.st, state::passed);
 }
 
 TEST(misbehaving_gemm, write_past_the_end_into_the_slack_damages_the_canary) {
   // 4x5 f32 = 80 bytes, rounded to 128 by the alignment: the stray element lands in the slack.
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, small_matmul);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_OOB_WRITE, small_matmul);
   EXPECT_EQ(r.v.st, state::failed);
   EXPECT_TRUE(contains(r.v.reason, "canary after tensor 'dst' overwritten at bytes 0..3 past its end")) << r.v.reason;
   // The guard before the buffer leaves its whole tail page as canaries: caught all the same.
   run_options before;
   before.guard_at = guard_side::before;
-  const case_result b = run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=4 n=4 k=3", before);
+  const case_result b = run_plugin(OPVAL_MISBEHAVING_GEMM_OOB_WRITE, "matmul m=4 n=4 k=3", before);
   EXPECT_TRUE(contains(b.v.reason, "canary after tensor 'dst' overwritten at bytes 0..3 past its end")) << b.v.reason;
   // Unaffected cases (m = 1) pass.
-  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=1 n=5 k=3").v.st, state::passed);
+  EXPECT_EQ(run_plugin(OPVAL_MISBEHAVING_GEMM_OOB_WRITE, "matmul m=1 n=5 k=3").v.st, state::passed);
 }
 
 TEST(misbehaving_gemm_death, write_past_the_end_without_slack_traps_on_the_guard_page) {
@@ -286,19 +286,19 @@ TEST(misbehaving_gemm_death, write_past_the_end_without_slack_traps_on_the_guard
   EXPECT_EXIT(
       {
         install_guard_fault_reporter();
-        run_plugin(OPVAL_MISBEHAVING_OOB_WRITE, "matmul m=4 n=4 k=3");
+        run_plugin(OPVAL_MISBEHAVING_GEMM_OOB_WRITE, "matmul m=4 n=4 k=3");
       },
       testing::ExitedWithCode(3), "guard page after tensor 'dst' hit at byte 0 past its end \\(output 0, 64 bytes\\)");
 }
 
 TEST(misbehaving_gemm, unwritten_tail_is_counted) {
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_UNWRITTEN_TAIL, small_matmul);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_UNWRITTEN_TAIL, small_matmul);
   EXPECT_EQ(r.v.st, state::failed);
   EXPECT_TRUE(contains(r.v.reason, "output 'dst': 5 of 20 elements never written (first at [3,0])")) << r.v.reason;
 }
 
 TEST(misbehaving_gemm, written_input_is_named) {
-  const case_result r = run_plugin(OPVAL_MISBEHAVING_WRITES_INPUT, small_matmul);
+  const case_result r = run_plugin(OPVAL_MISBEHAVING_GEMM_WRITES_INPUT, small_matmul);
   EXPECT_EQ(r.v.st, state::failed);
   EXPECT_TRUE(contains(r.v.reason, "kernel wrote input 'A': 1 of 12 elements changed, first at [0,0]")) << r.v.reason;
 }
