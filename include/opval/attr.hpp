@@ -49,6 +49,9 @@ attr_def choice_attr(std::string name, std::string def, std::vector<std::string>
                      std::string doc);
 attr_def dims_attr(std::string name, opval::dims def, std::string doc);
 
+/// "int", "real", "bool", "choice" or "dims".
+std::string_view to_string(attr_kind k);
+
 /// Parses `text` as a value of `def`; throws opval::error (message names the attribute).
 attr_value parse_attr_value(const attr_def& def, std::string_view text);
 /// Prints a value so that parse_attr_value reads it back identically.

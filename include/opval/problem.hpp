@@ -29,6 +29,9 @@ class problem {
   bool get_bool(std::string_view name) const;
   const std::string& get_choice(std::string_view name) const;
   const opval::dims& get_dims(std::string_view name) const;
+  /// The value of attribute `name`, its default when the problem does not set it; throws
+  /// opval::error when the op has no such attribute.
+  const attr_value& value(std::string_view name) const;
   /// True when the problem sets `name` explicitly (even to its default).
   bool has(std::string_view name) const;
   /// Sets an attribute (validated against the schema); throws opval::error.
@@ -42,7 +45,6 @@ class problem {
   bool operator==(const problem& other) const;
 
  private:
-  const attr_value& value_of(std::string_view name) const;
   const op_spec* spec_ = nullptr;
   std::map<std::string, attr_value, std::less<>> attrs_;
 };

@@ -135,4 +135,15 @@ std::string format_attr_value(const attr_value& v) {
   return std::visit(visitor{}, v);
 }
 
+std::string_view to_string(attr_kind k) {
+  switch (k) {
+    case attr_kind::integer: return "int";
+    case attr_kind::real: return "real";
+    case attr_kind::boolean: return "bool";
+    case attr_kind::choice: return "choice";
+    case attr_kind::dims: return "dims";
+  }
+  return "?";
+}
+
 }  // namespace opval

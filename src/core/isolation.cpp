@@ -23,6 +23,7 @@
 #include "core/valgrind_client.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
+#include "opval/log.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/reporter.hpp"
 #include "report/report_util.hpp"
@@ -220,6 +221,7 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
   if (!proc_ || proc_->pid == 0) {
     proc_ = std::make_unique<process>();
     spawn_worker(opts_.worker_executable, proc_->pid, proc_->to_worker, proc_->from_worker);
+    log(log_level::debug, fmt::format("started worker process {} ({})", proc_->pid, opts_.worker_executable));
   }
   const auto start = steady::now();
   const double limit = case_time_limit(lp.prob, opts_);
@@ -249,6 +251,8 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
                                                 "SIGKILL{}", limit, where))
                   : unfinished_case(lp, b, o, state::crash, exit_text(status) + notes + where);
     r.times.total = std::chrono::duration<double>(steady::now() - start).count();
+    log(log_level::info, fmt::format("lost the worker process ({}): {}; the next case starts a new one",
+                                     to_string(r.v.st), r.v.reason));
     return r;
   }
 }

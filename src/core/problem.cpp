@@ -170,7 +170,7 @@ problem::problem(const op_spec& spec) : spec_(&spec) {}
 
 std::string_view problem::op() const { return spec_ ? spec_->name() : std::string_view("?"); }
 
-const attr_value& problem::value_of(std::string_view name) const {
+const attr_value& problem::value(std::string_view name) const {
   if (auto it = attrs_.find(name); it != attrs_.end()) return it->second;
   const attr_def* def = spec_->schema().find(name);
   if (!def) throw error(std::string(op()) + " has no attribute '" + std::string(name) + "'");
@@ -183,14 +183,14 @@ static const T& typed(const attr_value& v, std::string_view name) {
   throw error("attribute '" + std::string(name) + "' is read as the wrong kind");
 }
 
-std::int64_t problem::get_int(std::string_view name) const { return typed<std::int64_t>(value_of(name), name); }
-double problem::get_real(std::string_view name) const { return typed<double>(value_of(name), name); }
-bool problem::get_bool(std::string_view name) const { return typed<bool>(value_of(name), name); }
+std::int64_t problem::get_int(std::string_view name) const { return typed<std::int64_t>(value(name), name); }
+double problem::get_real(std::string_view name) const { return typed<double>(value(name), name); }
+bool problem::get_bool(std::string_view name) const { return typed<bool>(value(name), name); }
 const std::string& problem::get_choice(std::string_view name) const {
-  return typed<std::string>(value_of(name), name);
+  return typed<std::string>(value(name), name);
 }
 const opval::dims& problem::get_dims(std::string_view name) const {
-  return typed<opval::dims>(value_of(name), name);
+  return typed<opval::dims>(value(name), name);
 }
 bool problem::has(std::string_view name) const { return attrs_.contains(name); }
 
@@ -205,7 +205,7 @@ void problem::set(std::string_view name, attr_value v) {
 std::string problem::to_string() const {
   std::string s(op());
   for (const auto& def : spec_->schema().defs()) {
-    const attr_value& v = value_of(def.name);
+    const attr_value& v = value(def.name);
     if (v != def.default_value) s += " " + def.name + "=" + format_attr_value(v);
   }
   s += " " + dt.to_string();
@@ -216,7 +216,7 @@ std::string problem::to_string() const {
 bool problem::operator==(const problem& other) const {
   if (spec_ != other.spec_ || !(dt == other.dt) || fill != other.fill) return false;
   for (const auto& def : spec_->schema().defs())
-    if (value_of(def.name) != other.value_of(def.name)) return false;
+    if (value(def.name) != other.value(def.name)) return false;
   return true;
 }
 

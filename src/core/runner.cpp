@@ -13,6 +13,7 @@
 #include "core/valgrind_client.hpp"
 #include "opval/guarded_allocator.hpp"
 #include "opval/error.hpp"
+#include "opval/log.hpp"
 #include "opval/error_model.hpp"
 #include "opval/op_spec.hpp"
 
@@ -493,6 +494,8 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
     r.repro += " --under valgrind";
   }
   r.times.total = seconds_since(start);
+  if (log_enabled(log_level::debug))
+    log(log_level::debug, fmt::format("{} on {}: {} in {:.3g} s", r.descriptor, r.backend, to_string(r.v.st), r.times.total));
   return r;
 }
 

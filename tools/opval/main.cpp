@@ -167,20 +167,9 @@ std::string joined(const std::vector<std::string>& items, std::string_view sep =
   return s;
 }
 
-std::string attr_kind_name(attr_kind k) {
-  switch (k) {
-    case attr_kind::integer: return "int";
-    case attr_kind::real: return "real";
-    case attr_kind::boolean: return "bool";
-    case attr_kind::choice: return "choice";
-    case attr_kind::dims: return "dims";
-  }
-  return "?";
-}
-
 void list_attrs(const op_spec& op) {
   for (const attr_def& d : op.schema().defs()) {
-    std::string detail = attr_kind_name(d.kind);
+    std::string detail(to_string(d.kind));
     if (d.kind == attr_kind::choice) detail += " {" + joined(d.choices, ",") + "}";
     fmt::print("    {:<14} {:<10} {} [{}]\n", d.name, format_attr_value(d.default_value), d.doc,
                detail);

@@ -65,17 +65,9 @@ class c_problem {
   /// The attribute's value (its default when unset) as the descriptor writes it; an empty
   /// dims list is "" rather than to_string's "scalar".
   static std::string value_text(const problem& p, const attr_def& d) {
-    switch (d.kind) {
-      case attr_kind::integer: return format_attr_value(p.get_int(d.name));
-      case attr_kind::real: return format_attr_value(p.get_real(d.name));
-      case attr_kind::boolean: return format_attr_value(p.get_bool(d.name));
-      case attr_kind::choice: return p.get_choice(d.name);
-      case attr_kind::dims: {
-        const dims& v = p.get_dims(d.name);
-        return v.empty() ? std::string() : format_attr_value(v);
-      }
-    }
-    return {};
+    const attr_value& v = p.value(d.name);
+    const auto* shape = std::get_if<dims>(&v);
+    return shape && shape->empty() ? std::string() : format_attr_value(v);
   }
 
   std::string op_, descriptor_, contract_;

@@ -1,0 +1,660 @@
+"""
+opval's C++ core: ops, problems, contracts, backends, the runner and its results
+"""
+
+from collections.abc import Sequence
+import enum
+
+
+def git_sha() -> str:
+    """the git commit opval was built from"""
+
+class dtype(enum.Enum):
+    """
+    Element types; the names are opval's spellings (f32, bf16, f8_e4m3, ...)
+    """
+
+    f64 = 0
+
+    f32 = 1
+
+    tf32 = 2
+
+    f16 = 3
+
+    bf16 = 4
+
+    f8_e4m3 = 5
+
+    f8_e5m2 = 6
+
+    i8 = 7
+
+    u8 = 8
+
+    i32 = 9
+
+    i64 = 10
+
+    bool = 11
+
+def parse_dtype(name: str) -> dtype:
+    """The dtype a spelling names (aliases such as 'fp16', 's8' too)"""
+
+def dtype_name(t: dtype) -> str: ...
+
+class DtypeInfo:
+    """The constants of one dtype"""
+
+    @property
+    def size_bytes(self) -> int: ...
+
+    @property
+    def is_float(self) -> bool: ...
+
+    @property
+    def is_signed(self) -> bool: ...
+
+    @property
+    def precision(self) -> int:
+        """significand bits including the implicit bit (0: integer)"""
+
+    @property
+    def unit_roundoff(self) -> float: ...
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def min_normal(self) -> float: ...
+
+    @property
+    def max(self) -> float: ...
+
+    @property
+    def lowest(self) -> float: ...
+
+    @property
+    def name(self) -> str: ...
+
+def dtype_info(t: dtype) -> DtypeInfo: ...
+
+class rounding(enum.Enum):
+    rne = 0
+
+    rz = 1
+
+def round_to(t: dtype, x: float, r: rounding = rounding.rne) -> float:
+    """x rounded to a value of t (returned as a float)"""
+
+def ulp(t: dtype, x: float) -> float:
+    """the spacing of t's values around x"""
+
+def ulp_distance(t: dtype, a: float, b: float) -> float:
+    """how many values of t lie between a and b"""
+
+class Contract:
+    """A numeric contract: input, math, accumulation and output types"""
+
+    def __init__(self, text: str) -> None:
+        """
+        Parses a dt= value such as 'bf16', 'f32@tf32:f32:f32' or 'u8xi8:i32:f32'
+        """
+
+    @property
+    def src(self) -> dtype: ...
+
+    @src.setter
+    def src(self, arg: dtype, /) -> None: ...
+
+    @property
+    def wei(self) -> dtype: ...
+
+    @wei.setter
+    def wei(self, arg: dtype, /) -> None: ...
+
+    @property
+    def math(self) -> dtype: ...
+
+    @math.setter
+    def math(self, arg: dtype, /) -> None: ...
+
+    @property
+    def acc(self) -> dtype: ...
+
+    @acc.setter
+    def acc(self, arg: dtype, /) -> None: ...
+
+    @property
+    def mid(self) -> dtype: ...
+
+    @mid.setter
+    def mid(self, arg: dtype, /) -> None: ...
+
+    @property
+    def dst(self) -> dtype: ...
+
+    @dst.setter
+    def dst(self, arg: dtype, /) -> None: ...
+
+    @property
+    def deterministic(self) -> bool: ...
+
+    @deterministic.setter
+    def deterministic(self, arg: bool, /) -> None: ...
+
+    def types_string(self) -> str:
+        """src[xwei][@math]:acc:dst"""
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def __eq__(self, arg: Contract, /) -> bool: ...
+
+class policy_kind(enum.Enum):
+    bound = 0
+
+    relative_to_sim = 1
+
+    exact = 2
+
+    fixed = 3
+
+class Policy:
+    """How a result is judged (docs/NUMERICS.md)"""
+
+    def __init__(self, text: str = 'bound') -> None:
+        """
+        bound[:false_alarm=P], relative-to-sim[:m=M], exact or fixed:rtol=R,atol=A
+        """
+
+    @property
+    def kind(self) -> policy_kind: ...
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+class Operand:
+    """One input or output of a problem: name, type, logical shape and layout"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dtype(self) -> dtype: ...
+
+    @property
+    def shape(self) -> list[int]: ...
+
+    @property
+    def strides(self) -> list[int]:
+        """in elements"""
+
+    @property
+    def offset(self) -> int:
+        """in elements, from the allocation's start"""
+
+    @property
+    def contiguous(self) -> bool:
+        """row-major, dense, at the start of its allocation"""
+
+    def __repr__(self) -> str: ...
+
+class Problem:
+    """One test problem: op, attributes, contract and fill; one line of text"""
+
+    def __init__(self, descriptor: str) -> None:
+        """Parses a descriptor such as 'matmul m=64 n=48 k=33 dt=bf16'"""
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def contract(self) -> Contract: ...
+
+    @contract.setter
+    def contract(self, arg: Contract, /) -> None: ...
+
+    @property
+    def fill(self) -> str: ...
+
+    @fill.setter
+    def fill(self, arg: str, /) -> None: ...
+
+    @property
+    def attrs(self) -> dict:
+        """every attribute of the op with its value here (defaults included)"""
+
+    def get(self, name: str) -> int | float | bool | str | list[int]:
+        """the attribute's value (its default when unset)"""
+
+    def has(self, name: str) -> bool:
+        """True when the descriptor sets the attribute explicitly"""
+
+    def inputs(self) -> list[Operand]:
+        """the operands the kernel reads, in order"""
+
+    def outputs(self) -> list[Operand]:
+        """the operands the kernel writes, in order"""
+
+    def counts(self) -> tuple[float, float]:
+        """(flops, bytes) of one run"""
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def __hash__(self) -> int: ...
+
+    def __eq__(self, arg: Problem, /) -> bool: ...
+
+class AttrDef:
+    """One attribute of an op's schema"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def default(self) -> int | float | bool | str | list[int]: ...
+
+    @property
+    def doc(self) -> str: ...
+
+    @property
+    def choices(self) -> list[str]: ...
+
+    @property
+    def min(self) -> float: ...
+
+    @property
+    def max(self) -> float: ...
+
+class Op:
+    """A registered operator"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def contracts(self) -> list[str]: ...
+
+    @property
+    def fills(self) -> list[str]: ...
+
+    @property
+    def attrs(self) -> list[AttrDef]: ...
+
+    def suite(self, tag: str) -> list[str]:
+        """the descriptor lines of the suite `tag` (smoke, regression)"""
+
+    def __repr__(self) -> str: ...
+
+def ops() -> list[Op]:
+    """every registered op"""
+
+def find_op(name: str) -> Op: ...
+
+def suite_problems(tag: str, ops: Sequence[str] = []) -> list[tuple[Problem, str]]:
+    """(problem, source) of the suite `tag` of every op, or of `ops`"""
+
+def read_problem_file(path: str) -> list[tuple[Problem, str]]:
+    """(problem, 'file:line') of a batch file"""
+
+class Tensor:
+    """A typed, strided view of storage; numpy() shares it without copying"""
+
+    @property
+    def dtype(self) -> dtype: ...
+
+    @property
+    def shape(self) -> list[int]: ...
+
+    @property
+    def strides(self) -> list[int]:
+        """in elements"""
+
+    @property
+    def numel(self) -> int: ...
+
+    def numpy(self) -> object:
+        """
+        the elements as a NumPy array over the same memory (bf16 and fp8 as uint16 / uint8 bit patterns)
+        """
+
+    def to_list(self) -> list[float]:
+        """every element, exactly, as floats in row-major order"""
+
+    def __repr__(self) -> str: ...
+
+class Support:
+    """Whether a backend runs a problem, and if not, why"""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    def __bool__(self) -> bool: ...
+
+class Backend:
+    """Something that executes problems"""
+
+    def __init__(self, name: str) -> None:
+        """A registered backend (see backend_names())"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def isolatable(self) -> bool:
+        """
+        can run in a worker process (registered backends and plugins; not Python callables)
+        """
+
+    def supports(self, problem: Problem) -> Support: ...
+
+    def __repr__(self) -> str: ...
+
+def backend_names() -> list[str]:
+    """the registered backends"""
+
+def load_plugin(path: str) -> Backend:
+    """a kernel plugin (docs/PLUGINS.md) as a backend"""
+
+def callable_backend(name: str, version: str, supports: object, execute: object) -> Backend:
+    """
+    a backend whose supports(problem) and execute(problem, inputs, outputs) are Python callables
+    """
+
+class KnownFailures:
+    """Cases known to fail on a backend (tests/known_failures.txt's format)"""
+
+    @staticmethod
+    def load(path: str) -> KnownFailures: ...
+
+    def cause(self, backend: str, descriptor: str) -> str | None:
+        """the recorded cause, or None when the case is not listed"""
+
+    def __len__(self) -> int: ...
+
+class guard_side(enum.Enum):
+    after = 0
+
+    before = 1
+
+class RunOptions:
+    """How cases run: policy, seed and the memory checks (docs/SAFETY.md)"""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def backend(self) -> str:
+        """the backends' names, for report headers"""
+
+    @backend.setter
+    def backend(self, arg: str, /) -> None: ...
+
+    @property
+    def policy(self) -> Policy: ...
+
+    @policy.setter
+    def policy(self, arg: Policy, /) -> None: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def worst_k(self) -> int: ...
+
+    @worst_k.setter
+    def worst_k(self, arg: int, /) -> None: ...
+
+    @property
+    def perturb_check(self) -> bool: ...
+
+    @perturb_check.setter
+    def perturb_check(self, arg: bool, /) -> None: ...
+
+    @property
+    def guard(self) -> bool: ...
+
+    @guard.setter
+    def guard(self, arg: bool, /) -> None: ...
+
+    @property
+    def guard_at(self) -> guard_side: ...
+
+    @guard_at.setter
+    def guard_at(self, arg: guard_side, /) -> None: ...
+
+    @property
+    def poison_check(self) -> bool: ...
+
+    @poison_check.setter
+    def poison_check(self, arg: bool, /) -> None: ...
+
+    @property
+    def input_check(self) -> bool: ...
+
+    @input_check.setter
+    def input_check(self, arg: bool, /) -> None: ...
+
+    @property
+    def threads(self) -> list[int]: ...
+
+    @threads.setter
+    def threads(self, arg: Sequence[int], /) -> None: ...
+
+    @property
+    def leak_check(self) -> int: ...
+
+    @leak_check.setter
+    def leak_check(self, arg: int, /) -> None: ...
+
+class OutputVerdict:
+    """The judgement of one output"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def bound(self) -> str:
+        """the formula or tolerance that applied"""
+
+    @property
+    def max_ulps(self) -> float: ...
+
+    @property
+    def max_abs_error(self) -> float: ...
+
+    @property
+    def max_error_over_bound(self) -> float: ...
+
+class CaseResult:
+    """Everything recorded about one case (record() has every field)"""
+
+    @property
+    def descriptor(self) -> str: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def contract(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def backend_version(self) -> str: ...
+
+    @property
+    def implementation(self) -> str: ...
+
+    @property
+    def state(self) -> str:
+        """PASSED, FAILED, MISTRUSTED, SKIPPED, UNIMPLEMENTED, CRASH or TIMEOUT"""
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def policy(self) -> str: ...
+
+    @property
+    def outputs(self) -> list[OutputVerdict]: ...
+
+    @property
+    def failed(self) -> bool:
+        """FAILED, MISTRUSTED, CRASH or TIMEOUT"""
+
+    @property
+    def timings(self) -> dict:
+        """seconds per stage"""
+
+    @property
+    def known_failure(self) -> str | None: ...
+
+    @known_failure.setter
+    def known_failure(self, arg: str | None, /) -> None: ...
+
+    @property
+    def repro(self) -> str:
+        """the command (or Python call) that reproduces the case"""
+
+    @repro.setter
+    def repro(self, arg: str, /) -> None: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @source.setter
+    def source(self, arg: str, /) -> None: ...
+
+    def to_json(self) -> str:
+        """the JSON Lines record the CLI writes (docs/CLI.md)"""
+
+    def record(self) -> object:
+        """
+        the JSON record as a dict: every field, metrics and worst elements included
+        """
+
+    @staticmethod
+    def from_json(line: str) -> CaseResult: ...
+
+    def __repr__(self) -> str: ...
+
+class RunSummary:
+    """Totals of a run"""
+
+    def __init__(self) -> None: ...
+
+    def add(self, result: CaseResult) -> None: ...
+
+    @property
+    def passed(self) -> int: ...
+
+    @property
+    def failed(self) -> int: ...
+
+    @property
+    def mistrusted(self) -> int: ...
+
+    @property
+    def skipped(self) -> int: ...
+
+    @property
+    def unimplemented(self) -> int: ...
+
+    @property
+    def crashed(self) -> int: ...
+
+    @property
+    def timed_out(self) -> int: ...
+
+    @property
+    def known_failed(self) -> int: ...
+
+    @property
+    def seconds(self) -> float: ...
+
+    @seconds.setter
+    def seconds(self, arg: float, /) -> None: ...
+
+    @property
+    def total(self) -> int: ...
+
+    @property
+    def failures(self) -> int:
+        """FAILED + MISTRUSTED + CRASH + TIMEOUT"""
+
+class Reporter:
+    """The CLI's reporters; each call returns the text written"""
+
+    @staticmethod
+    def console(verbose: bool = False, show_backend: bool = False) -> Reporter: ...
+
+    @staticmethod
+    def side_by_side() -> Reporter: ...
+
+    @staticmethod
+    def tightness() -> Reporter: ...
+
+    @staticmethod
+    def jsonl() -> Reporter: ...
+
+    def start(self, options: RunOptions) -> str: ...
+
+    def result(self, result: CaseResult) -> str: ...
+
+    def finish(self, summary: RunSummary) -> str: ...
+
+def run_case(problem: Problem, backend: Backend, options: RunOptions, source: str = '') -> CaseResult:
+    """
+    runs one case in this process; an exception is a FAILED case carrying its message
+    """
+
+class Worker:
+    """Runs cases in a worker process: a crash or hang is a verdict"""
+
+    def __init__(self, executable: str, timeout: float = 60.0) -> None: ...
+
+    def run(self, problem: Problem, backend: Backend, options: RunOptions, source: str = '') -> CaseResult: ...
+
+    @property
+    def pid(self) -> int: ...
+
+def set_log_sink(sink: object | None, threshold: int = 10) -> None:
+    """
+    sink(level: int, message: str) receives the library's diagnostics at or above threshold (logging's levels); None restores the default (stderr, warnings only)
+    """
+
+def log(level: int, message: str) -> None:
+    """sends a message through the library's sink (for tests)"""

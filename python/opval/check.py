@@ -1,0 +1,344 @@
+"""opval.check: validates a Python callable as a kernel under test.
+
+The callable runs through the same runner as a C++ kernel: the same suites and seeded inputs,
+the contract's error bound, poisoned outputs run twice, hashed inputs, the perturbation check.
+Problems outside what the kernel declares it supports are SKIPPED with the reason, as they
+are for a plugin. See docs/PYTHON.md.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _opval
+from .arrays import ARRAY_KINDS, as_array, from_any, numpy_dtype
+from .selectors import Selector, selector
+
+__all__ = ["check", "kernel_backend", "CheckResult", "CheckFailure", "KernelSpec"]
+
+
+class CheckFailure(AssertionError):
+    """Raised by CheckResult.assert_ok (and check(..., raise_on_failure=True)): the message
+    explains every case that did not pass, with its worst elements and its repro call."""
+
+
+def _canonical_contracts(contracts: Iterable[str] | str | None) -> list[str] | None:
+    if contracts is None:
+        return None
+    if isinstance(contracts, str):
+        contracts = [contracts]
+    return [_opval.Contract(c).types_string() for c in contracts]
+
+
+@dataclass
+class KernelSpec:
+    """What a Python kernel promises and supports. Problems outside it are SKIPPED.
+
+    contracts: the dt= contracts it implements ('f32', 'bf16:f32:bf16', ...); None = any.
+    attrs:     per attribute, the values it supports: a value, a list of values,
+               opval.between(lo, hi), opval.where(predicate, text) or opval.rank(n).
+    layouts:   "any" (strided and padded views welcome) or "contiguous" (dense row-major
+               arrays only).
+    supports:  a callable(problem) -> None | True | reason (str), for anything else.
+    """
+
+    contracts: list[str] | None = None
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    layouts: str = "any"
+    supports: Callable[[_opval.Problem], Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.contracts = _canonical_contracts(self.contracts)
+        if self.layouts not in ("any", "contiguous"):
+            raise ValueError(f"layouts must be 'any' or 'contiguous', not '{self.layouts}'")
+        self._selectors: dict[str, Selector] = {}
+
+    def bind(self, op: _opval.Op) -> None:
+        """Reads `attrs` against op's schema: an unknown attribute is an error."""
+        kinds = {a.name: a.kind for a in op.attrs}
+        for name, allowed in self.attrs.items():
+            if name not in kinds:
+                raise ValueError(f"op {op.name} has no attribute '{name}' (attributes: {', '.join(sorted(kinds))})")
+            self._selectors[name] = selector(allowed, kinds[name])
+
+    def why_not(self, p: _opval.Problem) -> str | None:
+        """None when the kernel supports p, else the reason it does not."""
+        if self.contracts is not None and p.contract.types_string() not in self.contracts:
+            return f"contract {p.contract.types_string()} is not one the kernel implements ({', '.join(self.contracts)})"
+        for name, sel in self._selectors.items():
+            value = p.get(name)
+            if not sel.allows(value):
+                return f"{name}={_text(value)} is outside what the kernel supports ({sel.describe()})"
+        if self.layouts == "contiguous":
+            for o in p.inputs() + p.outputs():
+                if not o.contiguous:
+                    return f"operand {o.name} is a strided or offset view and the kernel takes contiguous arrays only"
+        if self.supports is not None:
+            verdict = self.supports(p)
+            if verdict is False:
+                return "declined by the kernel's supports()"
+            if isinstance(verdict, str):
+                return verdict
+        return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "x".join(str(v) for v in value) if value else "scalar"
+    return str(value)
+
+
+class _Signature:
+    """How to call the kernel: inputs positionally, then by keyword the attributes it names
+    (all of them if it takes **kwargs), `out` (the output array, or a tuple of them) and
+    `problem` (the Problem) when it names them. Other parameters keep their defaults."""
+
+    def __init__(self, impl: Callable, op: _opval.Op):
+        try:
+            params = inspect.signature(impl).parameters.values()
+        except (TypeError, ValueError):  # builtins without a signature: inputs only
+            params = []
+        self.takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        names = {p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+        attr_names = {a.name for a in op.attrs}
+        self.attrs = attr_names if self.takes_all else names & attr_names
+        self.out = "out" in names
+        self.problem = "problem" in names
+        # A keyword-only parameter with a default is the kernel's own (a tile size); one without
+        # a default that opval does not pass would make every call fail: name it now.
+        required = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty}
+        unknown = required - attr_names - {"out", "problem"}
+        if unknown:
+            raise TypeError(
+                f"keyword parameter{'s' if len(unknown) > 1 else ''} {', '.join(sorted(unknown))} of "
+                f"{getattr(impl, '__name__', 'the kernel')} {'are' if len(unknown) > 1 else 'is'} not "
+                f"{'attributes' if len(unknown) > 1 else 'an attribute'} of {op.name} "
+                f"(attributes: {', '.join(sorted(attr_names))}; also 'out' and 'problem')")
+
+    def keywords(self, p: _opval.Problem, outputs: list) -> dict[str, Any]:
+        values = p.attrs
+        kw = {name: values[name] for name in self.attrs}
+        if self.out:
+            kw["out"] = outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if self.problem:
+            kw["problem"] = p
+        return kw
+
+
+def _returned_outputs(value: Any, names: list[str]) -> list[Any]:
+    """The arrays a kernel returned, in the op's output order."""
+    if isinstance(value, Mapping):
+        missing = [n for n in names if n not in value]
+        if missing:
+            raise ValueError(f"the kernel returned no output named {', '.join(missing)}")
+        return [value[n] for n in names]
+    if len(names) == 1 and not isinstance(value, (tuple, list)):
+        return [value]
+    if isinstance(value, (tuple, list)) and len(value) == len(names):
+        return list(value)
+    raise ValueError(f"the kernel returned {type(value).__name__}; expected {len(names)} output(s): {', '.join(names)}")
+
+
+def _store(value: Any, target: np.ndarray, name: str, want: str) -> None:
+    """Copies a returned array into the output tensor's memory. Type and shape must be the
+    contract's: a kernel returning f64 for an f32 output has not done its job."""
+    array = from_any(value)
+    if array.shape != target.shape:
+        raise ValueError(f"output {name}: returned shape {array.shape}, expected {target.shape}")
+    if array.dtype != target.dtype:
+        raise TypeError(f"output {name}: returned {array.dtype}, the contract's output type is {want} "
+                        f"({target.dtype}): rounding to the output type is part of the kernel")
+    np.copyto(target, array, casting="no")  # a kernel that returns `out` itself copies onto itself
+
+
+class _PythonKernel:
+    """The supports() and execute() of a callable_backend for one Python kernel."""
+
+    def __init__(self, impl: Callable, op: _opval.Op, spec: KernelSpec, arrays: str):
+        if arrays not in ARRAY_KINDS:
+            raise ValueError(f"unknown array kind '{arrays}' (known: {', '.join(ARRAY_KINDS)})")
+        self.impl, self.op, self.spec, self.arrays = impl, op, spec, arrays
+        self.signature = _Signature(impl, op)
+        self.tracebacks: dict[str, str] = {}
+
+    def supports(self, p: _opval.Problem) -> Any:
+        if p.op != self.op.name:
+            return f"the kernel implements {self.op.name}, not {p.op}"
+        return self.spec.why_not(p)
+
+    def execute(self, p: _opval.Problem, inputs: list, outputs: list) -> None:
+        try:
+            in_arrays = [as_array(t, self.arrays) for t in inputs]
+            out_arrays = [as_array(t, self.arrays) for t in outputs]
+            value = self.impl(*in_arrays, **self.signature.keywords(p, out_arrays))
+            if value is None:
+                if not self.signature.out:
+                    raise ValueError("the kernel returned None and takes no `out` parameter to write")
+                return None
+            operands = p.outputs()
+            targets = [as_array(t, "numpy") for t in outputs]
+            for v, target, o in zip(_returned_outputs(value, [o.name for o in operands]), targets, operands):
+                _store(v, target, o.name, _opval.dtype_name(o.dtype))
+            return None
+        except Exception:
+            self.tracebacks[str(p)] = traceback.format_exc()
+            raise
+
+
+def _kernel_name(impl: Callable) -> str:
+    return getattr(impl, "__name__", None) or type(impl).__name__
+
+
+def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str | None):
+    if problems is None:
+        return _opval.suite_problems(tag, [op])
+    if isinstance(problems, (str, _opval.Problem)):
+        problems = [problems]
+    out = []
+    for item in problems:
+        p = item if isinstance(item, _opval.Problem) else _opval.Problem(item)
+        if p.op != op:
+            raise ValueError(f"problem '{p}' is a {p.op} problem; this check is of {op}")
+        out.append((p, "<opval.check>"))
+    return out
+
+
+def make_options(policy: str = "bound", seed: int = 1, *, guard: bool = True, poison: bool = True,
+                 input_check: bool = True, perturb: bool = True, worst: int = 5,
+                 threads: Sequence[int] = (), leak_check: int = 0) -> _opval.RunOptions:
+    """RunOptions from the keywords check() and run() take (the CLI's options, docs/CLI.md)."""
+    o = _opval.RunOptions()
+    o.policy = _opval.Policy(policy)
+    o.seed = seed
+    o.guard = guard
+    o.poison_check = poison
+    o.input_check = input_check
+    o.perturb_check = perturb
+    o.worst_k = worst
+    o.threads = list(threads)
+    o.leak_check = leak_check
+    return o
+
+
+@dataclass
+class CheckResult:
+    """The results of opval.check: one CaseResult per problem, the totals, and the report."""
+
+    op: str
+    kernel: str
+    results: list[_opval.CaseResult]
+    summary: _opval.RunSummary
+    report: str
+    tracebacks: dict[str, str]
+
+    @property
+    def failures(self) -> list[_opval.CaseResult]:
+        return [r for r in self.results if r.failed]
+
+    @property
+    def ran(self) -> int:
+        return self.summary.total - self.summary.skipped - self.summary.unimplemented
+
+    @property
+    def passed(self) -> bool:
+        """True when no case failed and at least one ran (all skipped is not a pass)."""
+        return not self.failures and self.ran > 0
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def explain(self) -> str:
+        """Every case that did not pass, explained as the CLI explains it, with the kernel's
+        traceback where it raised."""
+        if self.ran == 0:
+            return f"{self.kernel}: no case ran: all {self.summary.total} were skipped or unimplemented\n"
+        console = _opval.Reporter.console()
+        text = ""
+        for r in self.failures:
+            text += console.result(r)
+            if r.descriptor in self.tracebacks:
+                text += "    the kernel raised:\n" + "".join("      " + line + "\n" for line in self.tracebacks[r.descriptor].splitlines())
+        return text
+
+    def assert_ok(self) -> "CheckResult":
+        """Raises CheckFailure explaining every failure (for use inside tests)."""
+        if not self.passed:
+            s = self.summary
+            raise CheckFailure(f"opval.check of {self.kernel} ({self.op}): {s.failures} failed, {s.passed} passed, "
+                               f"{s.skipped + s.unimplemented} skipped\n{self.explain()}")
+        return self
+
+    def __str__(self) -> str:
+        s = self.summary
+        return (f"{self.kernel} ({self.op}): {s.passed} passed, {s.failures} failed, "
+                f"{s.skipped + s.unimplemented} skipped")
+
+
+def kernel_backend(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = None,
+                   attrs: Mapping[str, Any] | None = None, layouts: str = "any", supports: Callable | None = None,
+                   arrays: str = "numpy", name: str | None = None) -> _opval.Backend:
+    """The Python kernel `impl` of op `op` as a Backend named python:<name>, for opval.run
+    beside other backends (check() calls it too). The arguments are check()'s. The backend's
+    `tracebacks` maps each descriptor whose call raised to the traceback."""
+    spec_op = _opval.find_op(op)
+    kernel = KernelSpec(contracts=contracts, attrs=dict(attrs or {}), layouts=layouts, supports=supports)
+    kernel.bind(spec_op)
+    python_kernel = _PythonKernel(impl, spec_op, kernel, arrays)
+    backend = _opval.callable_backend(f"python:{name or _kernel_name(impl)}", f"Python kernel ({arrays} arrays)",
+                                      python_kernel.supports, python_kernel.execute)
+    _TRACEBACKS[backend.name] = python_kernel.tracebacks
+    return backend
+
+
+# Tracebacks of the Python kernels' failed calls, per backend name (latest kernel of a name).
+_TRACEBACKS: dict[str, dict[str, str]] = {}
+
+
+def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = None, attrs: Mapping[str, Any] | None = None,
+          layouts: str = "any", supports: Callable | None = None, tag: str = "smoke",
+          problems: Sequence[str | _opval.Problem] | str | None = None, arrays: str = "numpy", name: str | None = None,
+          policy: str = "bound", seed: int = 1, guard: bool = True, poison: bool = True, input_check: bool = True,
+          perturb: bool = True, worst: int = 5, raise_on_failure: bool = False, verbose: bool = False) -> CheckResult:
+    """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
+
+    The kernel is called as impl(*inputs, **keywords): the op's inputs (p.inputs() order) as
+    NumPy arrays (arrays="torch": torch tensors) over opval's own memory, and by keyword the
+    attributes it names, `out` and `problem`. It returns its output(s), or writes `out`.
+    contracts / attrs / layouts / supports declare what it supports (see KernelSpec).
+    Returns a CheckResult; raise_on_failure=True raises CheckFailure when it did not pass.
+    """
+    backend = kernel_backend(op, impl, contracts=contracts, attrs=attrs, layouts=layouts, supports=supports,
+                             arrays=arrays, name=name)
+    kernel_name = backend.name.removeprefix("python:")
+    options = make_options(policy, seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb, worst=worst)
+    options.backend = backend.name
+    console = _opval.Reporter.console(verbose)
+    report = console.start(options)
+    summary = _opval.RunSummary()
+    results = []
+    start = time.monotonic()
+    for p, source in _problems(op, tag, problems):
+        r = _opval.run_case(p, backend, options, source)
+        r.repro = _repro_call(op, kernel_name, r.descriptor, policy, seed, arrays)
+        summary.add(r)
+        results.append(r)
+        report += console.result(r)
+    summary.seconds = time.monotonic() - start
+    report += console.finish(summary)
+    if verbose:
+        print(report, end="")
+    result = CheckResult(op, kernel_name, results, summary, report, _TRACEBACKS[backend.name])
+    if raise_on_failure:
+        result.assert_ok()
+    return result
+
+
+def _repro_call(op: str, kernel: str, descriptor: str, policy: str, seed: int, arrays: str) -> str:
+    extra = "".join([f", policy={policy!r}" if policy != "bound" else "", f", seed={seed}" if seed != 1 else "",
+                     f", arrays={arrays!r}" if arrays != "numpy" else ""])
+    return f"opval.check({op!r}, {kernel}, problems=[{descriptor!r}]{extra}, verbose=True)"

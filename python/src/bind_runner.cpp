@@ -1,0 +1,172 @@
+// Running cases (in this process or in a worker process), their results, and the reporters
+// that turn results into the CLI's tables and JSON Lines records.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <sstream>
+
+#include "backend_handle.hpp"
+#include "bindings.hpp"
+#include "opval/error.hpp"
+#include "opval/isolation.hpp"
+#include "opval/known_failures.hpp"
+#include "opval/reporter.hpp"
+#include "opval/runner.hpp"
+
+namespace opval::python {
+
+namespace {
+
+void bind_options(nb::module_& m) {
+  nb::enum_<guard_side>(m, "guard_side").value("after", guard_side::after).value("before", guard_side::before);
+  nb::class_<run_options>(m, "RunOptions", "How cases run: policy, seed and the memory checks (docs/SAFETY.md)")
+      .def(nb::init<>())
+      .def_rw("backend", &run_options::backend, "the backends' names, for report headers")
+      .def_rw("policy", &run_options::pol)
+      .def_rw("seed", &run_options::seed)
+      .def_rw("worst_k", &run_options::worst_k)
+      .def_rw("perturb_check", &run_options::perturb_check)
+      .def_rw("guard", &run_options::guard)
+      .def_rw("guard_at", &run_options::guard_at)
+      .def_rw("poison_check", &run_options::poison_check)
+      .def_rw("input_check", &run_options::input_check)
+      .def_rw("threads", &run_options::threads)
+      .def_rw("leak_check", &run_options::leak_check);
+}
+
+nb::dict timings_of(const case_timings& t) {
+  nb::dict d;
+  d["fill"] = t.fill, d["prepare"] = t.prepare, d["execute"] = t.execute, d["reference"] = t.reference;
+  d["bound"] = t.bound, d["compare"] = t.compare, d["total"] = t.total;
+  if (t.device_kernel >= 0) d["device_kernel"] = t.device_kernel;
+  return d;
+}
+
+void bind_result(nb::module_& m) {
+  nb::class_<output_verdict>(m, "OutputVerdict", "The judgement of one output")
+      .def_ro("name", &output_verdict::name)
+      .def_prop_ro("state", [](const output_verdict& v) { return std::string(to_string(v.st)); })
+      .def_ro("reason", &output_verdict::reason)
+      .def_ro("bound", &output_verdict::bound, "the formula or tolerance that applied")
+      .def_prop_ro("max_ulps", [](const output_verdict& v) { return v.m.max_ulps; })
+      .def_prop_ro("max_abs_error", [](const output_verdict& v) { return v.m.max_abs_error; })
+      .def_prop_ro("max_error_over_bound", [](const output_verdict& v) { return v.m.max_error_over_bound; });
+  nb::class_<case_result>(m, "CaseResult", "Everything recorded about one case (record() has every field)")
+      .def_ro("descriptor", &case_result::descriptor)
+      .def_ro("op", &case_result::op)
+      .def_ro("contract", &case_result::contract)
+      .def_ro("seed", &case_result::seed)
+      .def_ro("backend", &case_result::backend)
+      .def_ro("backend_version", &case_result::backend_version)
+      .def_prop_ro("implementation", [](const case_result& r) { return r.exec.implementation; })
+      .def_prop_ro("state", [](const case_result& r) { return std::string(to_string(r.v.st)); },
+                   "PASSED, FAILED, MISTRUSTED, SKIPPED, UNIMPLEMENTED, CRASH or TIMEOUT")
+      .def_prop_ro("reason", [](const case_result& r) { return r.v.reason; })
+      .def_prop_ro("policy", [](const case_result& r) { return r.v.policy; })
+      .def_prop_ro("outputs", [](const case_result& r) { return r.v.outputs; })
+      .def_prop_ro("failed", [](const case_result& r) { return is_failure(r.v.st); },
+                   "FAILED, MISTRUSTED, CRASH or TIMEOUT")
+      .def_prop_ro("timings", [](const case_result& r) { return timings_of(r.times); }, "seconds per stage")
+      .def_rw("known_failure", &case_result::known_failure)
+      .def_rw("repro", &case_result::repro, "the command (or Python call) that reproduces the case")
+      .def_rw("source", &case_result::source)
+      .def("to_json", &to_json_line, "the JSON Lines record the CLI writes (docs/CLI.md)")
+      .def("record", [](const case_result& r) { return nb::module_::import_("json").attr("loads")(to_json_line(r)); },
+           "the JSON record as a dict: every field, metrics and worst elements included")
+      .def_static("from_json", &from_json_line, nb::arg("line"))
+      .def("__repr__", [](const case_result& r) {
+        return "CaseResult(" + std::string(to_string(r.v.st)) + ", '" + r.descriptor + "', " + r.backend + ")";
+      });
+  nb::class_<run_summary>(m, "RunSummary", "Totals of a run")
+      .def(nb::init<>())
+      .def("add", nb::overload_cast<const case_result&>(&run_summary::add), nb::arg("result"))
+      .def_ro("passed", &run_summary::passed)
+      .def_ro("failed", &run_summary::failed)
+      .def_ro("mistrusted", &run_summary::mistrusted)
+      .def_ro("skipped", &run_summary::skipped)
+      .def_ro("unimplemented", &run_summary::unimplemented)
+      .def_ro("crashed", &run_summary::crashed)
+      .def_ro("timed_out", &run_summary::timed_out)
+      .def_ro("known_failed", &run_summary::known_failed)
+      .def_rw("seconds", &run_summary::seconds)
+      .def_prop_ro("total", &run_summary::total)
+      .def_prop_ro("failures", &run_summary::failures, "FAILED + MISTRUSTED + CRASH + TIMEOUT");
+}
+
+/// A C++ reporter writing into a buffer; each call returns the text it wrote, for Python to
+/// print wherever its output goes. The buffer lives on the heap: the reporter keeps a
+/// reference to it while this object moves.
+class text_reporter {
+ public:
+  template <class Make>
+  explicit text_reporter(Make make) : out_(std::make_unique<std::ostringstream>()), impl_(make(*out_)) {}
+  std::string start(const run_options& o) { impl_->on_start(o); return drain(); }
+  std::string result(const case_result& r) { impl_->on_result(r); return drain(); }
+  std::string finish(const run_summary& s) { impl_->on_finish(s); return drain(); }
+
+ private:
+  std::string drain() {
+    std::string text = out_->str();
+    out_->str({});
+    return text;
+  }
+  std::unique_ptr<std::ostringstream> out_;
+  std::unique_ptr<reporter> impl_;
+};
+
+void bind_reporters(nb::module_& m) {
+  nb::class_<text_reporter>(m, "Reporter", "The CLI's reporters; each call returns the text written")
+      .def_static("console", [](bool verbose, bool show_backend) {
+        return text_reporter([&](std::ostream& o) { return make_console_reporter(o, verbose, show_backend); });
+      }, nb::arg("verbose") = false, nb::arg("show_backend") = false)
+      .def_static("side_by_side", [] { return text_reporter([](std::ostream& o) { return make_side_by_side_reporter(o); }); })
+      .def_static("tightness", [] { return text_reporter([](std::ostream& o) { return make_tightness_reporter(o); }); })
+      .def_static("jsonl", [] { return text_reporter([](std::ostream& o) { return make_jsonl_reporter(o); }); })
+      .def("start", &text_reporter::start, nb::arg("options"))
+      .def("result", &text_reporter::result, nb::arg("result"))
+      .def("finish", &text_reporter::finish, nb::arg("summary"));
+}
+
+void bind_running(nb::module_& m) {
+  m.def("run_case", [](const problem& p, const backend_handle& b, const run_options& o, const std::string& source) {
+    return run_case_caught({p, source}, *b.impl, o);
+  }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
+        nb::call_guard<nb::gil_scoped_release>(),
+        "runs one case in this process; an exception is a FAILED case carrying its message");
+  nb::class_<case_worker>(m, "Worker", "Runs cases in a worker process: a crash or hang is a verdict")
+      .def("__init__", [](case_worker* w, const std::string& executable, double timeout) {
+        new (w) case_worker(isolation_options{.worker_executable = executable, .timeout_seconds = timeout});
+      }, nb::arg("executable"), nb::arg("timeout") = isolation_options{}.timeout_seconds)
+      .def("run", [](case_worker& w, const problem& p, const backend_handle& b, const run_options& o,
+                     const std::string& source) {
+        if (!b.isolatable()) throw error("backend " + b.impl->name() + " runs only in this process (isolation='none')");
+        return w.run({p, source}, b.ref, *b.impl, o);
+      }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
+           nb::call_guard<nb::gil_scoped_release>())
+      .def_prop_ro("pid", &case_worker::pid);
+}
+
+void bind_known_failures(nb::module_& m) {
+  nb::class_<known_failures>(m, "KnownFailures", "Cases known to fail on a backend (tests/known_failures.txt's format)")
+      .def_static("load", &known_failures::load, nb::arg("path"))
+      .def("cause", [](const known_failures& k, std::string_view backend, std::string_view descriptor) {
+        const std::string* cause = k.cause(backend, descriptor);
+        return cause ? std::optional<std::string>(*cause) : std::nullopt;
+      }, nb::arg("backend"), nb::arg("descriptor"), "the recorded cause, or None when the case is not listed")
+      .def("__len__", &known_failures::size);
+}
+
+}  // namespace
+
+void bind_runner(nb::module_& m) {
+  bind_known_failures(m);
+  bind_options(m);
+  bind_result(m);
+  bind_reporters(m);
+  bind_running(m);
+}
+
+}  // namespace opval::python

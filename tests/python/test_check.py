@@ -1,0 +1,218 @@
+"""opval.check on NumPy kernels: planted bugs fail with an explanation, legitimate variants
+(other summation orders, split-K, online softmax, Welford) pass, and what a kernel does not
+support is SKIPPED with the reason."""
+import numpy as np
+import pytest
+
+import numpy_kernels as K
+import opval
+
+MATMUL_F32 = ["matmul m=7 n=5 k=9 dt=f32", "matmul m=4 n=17 k=13 alpha=0.5 dt=f32",
+              "matmul m=33 n=17 k=65 ta=1 dt=f32 fill=uniform", "matmul m=16 n=16 k=300 dt=f32"]
+MATMUL_SUPPORT = {"bias": False, "beta": 0, "residual": False, "act": "none", "batch_a": [], "batch_b": []}
+SOFTMAX_F32 = ["softmax shape=4x33 dt=f32 fill=normal", "softmax shape=3x5x7 axis=1 dt=f32 fill=large",
+               "softmax shape=2x3x31 axis=-2 dt=f32 fill=normal", "softmax shape=6x100 dt=f32 fill=large"]
+LAYER_NORM_F32 = ["layer_norm shape=5x17 dt=f32", "layer_norm shape=6x33 eps=0.1 dt=f32 fill=constant_rows",
+                  "layer_norm shape=3x768 eps=1e-3 dt=f32 fill=uniform"]
+ATTENTION_F32 = ["attention b=1 h=2 lq=5 lk=7 d=8 dt=f32 fill=normal",
+                 "attention b=1 h=2 lq=7 lk=19 d=32 causal=top_left dt=f32 fill=uniform",
+                 "attention b=2 h=1 lq=9 lk=12 d=16 causal=bottom_right dt=f32 fill=normal"]
+ATTENTION_SUPPORT = {"mask": "none", "key_lengths": False, "hkv": [0]}
+
+
+def matmul_check(kernel, problems=MATMUL_F32, **kw):
+    return opval.check("matmul", kernel, contracts="f32", attrs=MATMUL_SUPPORT, problems=problems, **kw)
+
+
+# ----------------------------------------------------------------------------- legitimate variants pass
+
+@pytest.mark.parametrize("kernel", [K.matmul_f32, K.matmul_k_reversed, K.matmul_split_k, K.matmul_f64_accumulate])
+def test_matmul_variants_pass(kernel):
+    result = matmul_check(kernel).assert_ok()
+    assert result.summary.passed == len(MATMUL_F32)
+
+
+@pytest.mark.parametrize("kernel", [K.softmax, K.softmax_online])
+def test_softmax_variants_pass(kernel):
+    assert opval.check("softmax", kernel, contracts="f32", problems=SOFTMAX_F32).assert_ok().summary.passed == 4
+
+
+@pytest.mark.parametrize("kernel", [K.layer_norm_two_pass, K.layer_norm_welford])
+def test_layer_norm_variants_pass(kernel):
+    result = opval.check("layer_norm", kernel, contracts="f32", attrs={"norm_axes": 1, "affine": True},
+                         problems=LAYER_NORM_F32)
+    assert result.assert_ok().summary.passed == 3
+
+
+def test_attention_passes():
+    result = opval.check("attention", K.attention, contracts="f32", attrs=ATTENTION_SUPPORT, problems=ATTENTION_F32)
+    assert result.assert_ok().summary.passed == 3
+
+
+def test_bf16_rounding_to_nearest_passes():
+    result = opval.check("matmul", K.matmul_bf16_rne, contracts="bf16", attrs=MATMUL_SUPPORT,
+                         problems=["matmul m=64 n=64 k=64 dt=bf16", "matmul m=7 n=5 k=9 dt=bf16"])
+    assert result.assert_ok().summary.passed == 2
+
+
+# ----------------------------------------------------------------------------- planted bugs fail, explained
+
+def failing(result, count=None):
+    """The check failed, every failure is explained and carries a repro call."""
+    assert not result.passed
+    assert result.failures and (count is None or len(result.failures) == count)
+    text = result.explain()
+    for r in result.failures:
+        assert r.descriptor in text
+        assert r.repro.startswith("opval.check(") and r.descriptor in r.repro
+    return text
+
+
+def test_dropped_k_term_fails():
+    text = failing(matmul_check(K.matmul_dropped_k), count=len(MATMUL_F32))
+    assert "FAILED" in text
+
+
+def test_tile_edge_bug_fails_at_the_edge_columns():
+    result = matmul_check(K.matmul_tile_edge_bug, problems=["matmul m=4 n=17 k=13 dt=f32", "matmul m=8 n=16 k=5 dt=f32"])
+    failing(result, count=1)
+    assert result.failures[0].descriptor.startswith("matmul m=4 n=17")
+    metrics = result.failures[0].record()["outputs"][0]["metrics"]
+    assert metrics["beyond_bound"] == 4  # the partial tile: column 16 of 4 rows
+    assert all(w["index"][1] == 16 for w in metrics["worst"][:4])
+    assert result.results[1].state == "PASSED"      # n=16 has no partial tile
+
+
+def test_truncation_instead_of_rounding_fails_on_bias():
+    result = opval.check("matmul", K.matmul_bf16_truncating, contracts="bf16", attrs=MATMUL_SUPPORT,
+                         problems=["matmul m=64 n=64 k=64 dt=bf16"])
+    text = failing(result, count=1)
+    assert "bias" in text
+
+
+def test_softmax_without_max_subtraction_fails_on_large_inputs():
+    result = opval.check("softmax", K.softmax_no_max_subtraction, contracts="f32", problems=SOFTMAX_F32)
+    failing(result)
+    assert {r.descriptor for r in result.failures} >= {str(opval.Problem(SOFTMAX_F32[1])), str(opval.Problem(SOFTMAX_F32[3]))}
+
+
+def test_wrong_eps_fails():
+    result = opval.check("layer_norm", K.layer_norm_wrong_eps, contracts="f32", attrs={"norm_axes": 1, "affine": True},
+                         problems=LAYER_NORM_F32)
+    failing(result, count=2)  # eps=0.1 and eps=1e-3; the eps=1e-5 problem passes
+    assert result.results[0].state == "PASSED"
+
+
+def test_causal_mask_off_by_one_fails():
+    result = opval.check("attention", K.attention_causal_off_by_one, contracts="f32", attrs=ATTENTION_SUPPORT,
+                         problems=ATTENTION_F32)
+    failing(result, count=2)  # both causal problems; the unmasked one passes
+    assert result.results[0].state == "PASSED"
+
+
+def test_kernel_writing_its_input_fails_naming_the_input():
+    result = opval.check("softmax", K.softmax_writes_input, contracts="f32", problems=SOFTMAX_F32[:1])
+    text = failing(result, count=1)
+    assert "input" in text and "x" in result.failures[0].reason
+
+
+# ----------------------------------------------------------------------------- what the kernel supports
+
+def test_unsupported_problems_are_skipped_with_the_reason():
+    result = opval.check("matmul", K.matmul_f32, contracts="f32", attrs=MATMUL_SUPPORT, layouts="contiguous",
+                         problems=["matmul m=7 n=5 k=9 dt=f32", "matmul m=7 n=5 k=9 dt=bf16",
+                                   "matmul m=4 n=17 k=13 bias=1 dt=f32", "matmul m=4 n=5 k=6 ta=1 dt=f32",
+                                   "matmul m=4 n=5 k=6 beta=0.5 dt=f32"])
+    states = [(r.state, r.reason) for r in result.results]
+    assert states[0] == ("PASSED", "")
+    assert states[1][0] == "SKIPPED" and "contract bf16:f32:bf16" in states[1][1]
+    assert states[2][0] == "SKIPPED" and "bias=1" in states[2][1] or "bias=True" in states[2][1]
+    assert states[3][0] == "SKIPPED" and "operand A" in states[3][1] and "contiguous" in states[3][1]
+    assert states[4][0] == "SKIPPED" and "beta=0.5" in states[4][1]
+    assert result.passed
+
+
+def test_selectors_between_rank_and_where():
+    result = opval.check("softmax", K.softmax, contracts="f32",
+                         attrs={"shape": opval.rank(2), "axis": opval.between(-1, -1)},
+                         supports=lambda p: None if p.attrs["shape"][-1] < 50 else "rows longer than 49",
+                         problems=["softmax shape=4x33 dt=f32", "softmax shape=3x5x7 dt=f32",
+                                   "softmax shape=4x33 axis=0 dt=f32", "softmax shape=2x64 dt=f32"])
+    reasons = [r.reason for r in result.results]
+    assert result.results[0].state == "PASSED"
+    assert "rank 2" in reasons[1] and "axis=0" in reasons[2] and "-1 to -1" in reasons[2]
+    assert reasons[3] == "rows longer than 49"
+
+
+def test_all_skipped_is_not_a_pass():
+    result = opval.check("softmax", K.softmax, contracts="f16", problems=SOFTMAX_F32[:1])
+    assert result.ran == 0 and not result.passed
+    with pytest.raises(opval.CheckFailure, match="no case ran"):
+        result.assert_ok()
+
+
+# ----------------------------------------------------------------------------- the calling convention
+
+def test_wrong_output_type_fails_and_says_so():
+    def returns_f64(x, *, axis):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True, dtype=np.float64)
+
+    result = opval.check("softmax", returns_f64, contracts="f32", problems=SOFTMAX_F32[:1])
+    failing(result, count=1)
+    assert "returned float64" in result.failures[0].reason and "f32" in result.failures[0].reason
+
+
+def test_exception_fails_the_case_with_its_traceback():
+    def raises(x):
+        raise RuntimeError("kernel exploded")
+
+    result = opval.check("softmax", raises, contracts="f32", problems=SOFTMAX_F32[:2])
+    failing(result, count=2)
+    assert "RuntimeError: kernel exploded" in result.failures[0].reason
+    assert "Traceback" in result.explain() and "kernel exploded" in result.explain()
+
+
+def test_unknown_keyword_parameter_is_an_error_up_front():
+    def typo(x, *, axes):
+        return x
+
+    with pytest.raises(TypeError, match="axes .*not an attribute of softmax"):
+        opval.check("softmax", typo)
+
+
+def test_unknown_op_attr_or_contract_is_an_error():
+    with pytest.raises(ValueError, match="unknown op|no op|known"):
+        opval.check("softmaxx", K.softmax)
+    with pytest.raises(ValueError, match="no attribute 'axes'"):
+        opval.check("softmax", K.softmax, attrs={"axes": 1})
+    with pytest.raises(ValueError):
+        opval.check("softmax", K.softmax, contracts="f33")
+
+
+def test_kernel_receives_out_and_problem_when_it_names_them():
+    seen = []
+
+    def writes_out(x, *, out, problem):
+        seen.append(str(problem))
+        out[...] = K.softmax(x, axis=problem.attrs["axis"])
+
+    opval.check("softmax", writes_out, contracts="f32", problems=SOFTMAX_F32[:1]).assert_ok()
+    assert seen and seen[0] == str(opval.Problem(SOFTMAX_F32[0]))
+
+
+def test_unwritten_output_is_caught_by_poisoning():
+    def writes_half(x, *, axis, out):
+        y = K.softmax(x, axis=axis)
+        out[: out.shape[0] // 2] = y[: out.shape[0] // 2]
+
+    result = opval.check("softmax", writes_half, contracts="f32", problems=SOFTMAX_F32[:1])
+    failing(result, count=1)
+    assert "never written" in result.failures[0].reason
+
+
+def test_assert_ok_raises_with_the_explanation_and_repro():
+    with pytest.raises(opval.CheckFailure) as caught:
+        matmul_check(K.matmul_dropped_k, problems=MATMUL_F32[:1], raise_on_failure=True)
+    message = str(caught.value)
+    assert "matmul_dropped_k" in message and "opval.check('matmul', matmul_dropped_k" in message

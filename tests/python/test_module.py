@@ -1,0 +1,98 @@
+"""The module itself: names, errors, zero-copy arrays, logging, and the checked-in stubs."""
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import opval
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_public_name_resolves():
+    for name in opval.__all__:
+        assert getattr(opval, name) is not None, name
+
+
+def test_problems_parse_print_and_describe_their_operands():
+    p = opval.Problem("matmul m=3 n=4 k=5 ta=1 bias=1 dt=bf16")
+    assert str(p) == "matmul m=3 n=4 k=5 ta=1 bias=1 dt=bf16:f32:bf16"
+    assert p == opval.Problem(str(p)) and hash(p) == hash(opval.Problem(str(p)))
+    assert p.attrs["m"] == 3 and p.attrs["ta"] is True and p.get("alpha") == 1.0
+    a, b, bias = p.inputs()
+    assert (a.name, a.dtype, a.shape, a.strides, a.contiguous) == ("A", opval.dtype.bf16, [3, 5], [1, 3], False)
+    assert bias.shape == [4] and p.outputs()[0].dtype == opval.dtype.bf16
+    assert p.counts()[0] > 0
+
+
+@pytest.mark.parametrize("bad, words", [("matmull m=1", "matmull"), ("matmul m=x", "m"), ("matmul m=1 dt=f33", "f33")])
+def test_bad_descriptors_are_value_errors_naming_the_problem(bad, words):
+    with pytest.raises(ValueError, match=words):
+        opval.Problem(bad)
+
+
+def test_unknown_backend_and_plugin_are_value_errors():
+    with pytest.raises(ValueError, match="nosuch"):
+        opval.Backend("nosuch")
+    with pytest.raises(ValueError, match="/no/such.so"):
+        opval.load_plugin("/no/such.so")
+
+
+def test_ops_suites_and_contracts_are_listed():
+    names = {op.name for op in opval.ops()}
+    assert {"matmul", "softmax", "attention", "layer_norm", "rms_norm", "conv2d"} <= names
+    softmax = opval.find_op("softmax")
+    assert softmax.suite("smoke") and "f32:f32:f32" in softmax.contracts
+    assert {a.name for a in softmax.attrs} == {"shape", "axis"}
+    assert len(opval.suite_problems("smoke", ["softmax"])) == len(softmax.suite("smoke"))
+
+
+def test_tensors_are_numpy_views_over_opvals_memory():
+    """A kernel's write through the array lands in opval's tensor (checked through to_list)."""
+    seen = {}
+
+    def execute(problem, inputs, outputs):
+        arrays = [opval.to_numpy(t) for t in outputs]
+        arrays[0][...] = ml_dtypes.bfloat16(0.5)
+        seen["after"] = outputs[0].to_list()
+        seen["dtype"] = arrays[0].dtype
+
+    backend = opval._opval.callable_backend("python:probe", "test", lambda p: None, execute)
+    opval._opval.run_case(opval.Problem("relu shape=4x3 dt=bf16"), backend, opval.RunOptions())
+    assert seen["after"] == [0.5] * 12
+    assert seen["dtype"] == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_arrays_outlive_the_case_safely():
+    kept = []
+
+    def execute(problem, inputs, outputs):
+        kept.append(opval.to_numpy(inputs[0]))
+        opval.to_numpy(outputs[0])[...] = np.maximum(kept[-1], 0)
+
+    backend = opval._opval.callable_backend("python:keep", "test", lambda p: None, execute)
+    r = opval._opval.run_case(opval.Problem("relu shape=64 dt=f32"), backend, opval.RunOptions())
+    assert r.state == "PASSED", r.reason
+    assert kept[0].shape == (64,) and np.isfinite(kept[0]).all()  # still readable after the case
+
+
+def test_core_diagnostics_reach_pythons_logging(caplog):
+    opval.set_log_level(logging.DEBUG)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="opval"):
+            opval.check("relu", lambda x: np.maximum(x, np.float32(0)), contracts="f32", problems=["relu shape=8 dt=f32"])
+        assert any("relu shape=8" in r.message and "PASSED" in r.message for r in caplog.records)
+    finally:
+        opval.set_log_level(logging.WARNING)
+
+
+def test_checked_in_stubs_match_the_module(tmp_path):
+    """python/opval/_opval.pyi is what nanobind's stubgen writes for the built module:
+    regenerate it (see docs/PYTHON.md) after changing the bindings."""
+    out = tmp_path / "_opval.pyi"
+    subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "opval._opval", "-o", str(out)], check=True)
+    assert out.read_text() == (ROOT / "python/opval/_opval.pyi").read_text()
