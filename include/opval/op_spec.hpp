@@ -98,6 +98,9 @@ class op_spec {
   virtual int perturbed_input(const problem& p) const { return 0; }
 };
 
+/// Tensors for `operands` (their types, shapes and layouts), zero-filled, from `alloc`.
+std::vector<tensor> allocate(const std::vector<operand>& operands, allocator& alloc = host_allocator());
+
 /// All registered ops, by name.
 const std::vector<const op_spec*>& all_ops();
 /// The op named `name`; throws opval::error listing the known ops.

@@ -11,7 +11,7 @@ import logging
 import os
 
 from . import _opval
-from ._opval import (AttrDef, Backend, CaseResult, Contract, Op, Operand, OutputVerdict, Policy, Problem, Reporter,
+from ._opval import (AttrDef, Backend, CaseResult, Contract, KnownFailures, Op, Operand, OutputVerdict, Policy, Problem, Reporter,
                      RunOptions, RunSummary, Support, Tensor, Worker, backend_names, dtype, dtype_info, find_op,
                      load_plugin, ops, parse_dtype, read_problem_file, round_to, suite_problems, ulp, ulp_distance)
 from .arrays import from_any, numpy_dtype, to_numpy, to_torch
@@ -44,7 +44,7 @@ def set_log_level(level: int) -> None:
 _route_logs_to_logging(logger.getEffectiveLevel())
 
 __all__ = [
-    "AttrDef", "Backend", "CaseResult", "CheckFailure", "CheckResult", "Contract", "KernelSpec", "Op", "Operand",
+    "AttrDef", "Backend", "CaseResult", "CheckFailure", "CheckResult", "Contract", "KernelSpec", "KnownFailures", "Op", "Operand",
     "OutputVerdict", "Policy", "Problem", "Reporter", "RunOptions", "RunSummary", "Support", "Tensor", "Worker",
     "RunResult", "backend_names", "between", "check", "kernel_backend", "run", "dtype", "dtype_info", "find_op", "from_any", "load_plugin", "logger",
     "numpy_dtype", "one_of", "ops", "parse_dtype", "rank", "read_problem_file", "round_to", "set_log_level",

@@ -13,11 +13,16 @@ def _list(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["__worker"]:  # the child process of opval.runner.PythonWorker
+        from .runner import worker_main
+
+        return worker_main()
     parser = argparse.ArgumentParser(prog="python -m opval", description="Runs opval suites across backends from Python: "
                                      "C++ backends, plugins and the framework adapters (torch, torch.compile, onnxruntime, jax)")
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("run", help="run suites or problems on backends; exit 0 when all that ran passed")
-    r.add_argument("--backend", type=_list, default=["sim"], help="comma-separated backends or plugin paths (default sim)")
+    r.add_argument("--backend", type=_list, default=["sim"], help="comma-separated backends: registered ones (opval list backends), framework adapters (torch, torch_compile) or plugin paths (default sim)")
     r.add_argument("--tag", default="smoke", choices=["smoke", "regression"], help="the suite (default smoke)")
     r.add_argument("--op", action="append", default=[], help="only this op (repeatable)")
     r.add_argument("--contract", action="append", default=[], help="only this dt contract (repeatable)")

@@ -143,6 +143,31 @@ class Contract:
     @deterministic.setter
     def deterministic(self, arg: bool, /) -> None: ...
 
+    @property
+    def in_round(self) -> rounding: ...
+
+    @in_round.setter
+    def in_round(self, arg: rounding, /) -> None: ...
+
+    @property
+    def acc_round(self) -> rounding: ...
+
+    @acc_round.setter
+    def acc_round(self, arg: rounding, /) -> None: ...
+
+    @property
+    def dst_round(self) -> rounding: ...
+
+    @dst_round.setter
+    def dst_round(self, arg: rounding, /) -> None: ...
+
+    @property
+    def ftz(self) -> bool:
+        """subnormals flushed to zero"""
+
+    def rounds_inputs(self) -> bool:
+        """the kernel rounds its inputs to `math` itself (tf32, f32@bf16)"""
+
     def types_string(self) -> str:
         """src[xwei][@math]:acc:dst"""
 
@@ -241,6 +266,16 @@ class Problem:
 
     def counts(self) -> tuple[float, float]:
         """(flops, bytes) of one run"""
+
+    def make_inputs(self, seed: int = 1) -> list[Tensor]:
+        """
+        the inputs every backend gets for this seed (the op's fill, its layouts)
+        """
+
+    def reference(self, inputs: Sequence[Tensor]) -> list[Tensor]:
+        """
+        the op's fp64 reference on `inputs`: contiguous f64 tensors, one per output
+        """
 
     def __str__(self) -> str: ...
 
@@ -389,6 +424,9 @@ class KnownFailures:
 
     def cause(self, backend: str, descriptor: str) -> str | None:
         """the recorded cause, or None when the case is not listed"""
+
+    def of_backend(self, backend: str) -> dict[str, str]:
+        """descriptor -> cause, for one backend"""
 
     def __len__(self) -> int: ...
 
@@ -639,6 +677,11 @@ class Reporter:
 def run_case(problem: Problem, backend: Backend, options: RunOptions, source: str = '') -> CaseResult:
     """
     runs one case in this process; an exception is a FAILED case carrying its message
+    """
+
+def unfinished_case(problem: Problem, source: str, backend: Backend, options: RunOptions, state: str, reason: str) -> CaseResult:
+    """
+    the record of a case that produced no result of its own (CRASH, TIMEOUT), with its repro
     """
 
 class Worker:

@@ -1,12 +1,18 @@
 """opval.run: the automation entry point. Runs suites (or problems) across backends — C++
-backends in a worker process, Python kernels and framework adapters in this one — writes the
+backends and plugins in opval's worker process, framework adapters in a Python worker process,
+Python kernels in this one — writes the
 CLI's JSON Lines schema, and reports with the CLI's tables. `python -m opval run ...` is the
 command a CI job calls (docs/PYTHON.md, "Automation").
 """
 from __future__ import annotations
 
+import importlib
+import json
 import logging
 import os
+import selectors
+import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -15,7 +21,7 @@ from typing import IO, Iterable, Sequence
 from . import _opval
 from .check import make_options
 
-__all__ = ["run", "RunResult", "resolve_backend"]
+__all__ = ["run", "RunResult", "resolve_backend", "PythonWorker", "worker_main"]
 
 logger = logging.getLogger("opval")
 
@@ -33,13 +39,33 @@ class RunResult:
 
 
 def resolve_backend(spec: str | _opval.Backend) -> _opval.Backend:
-    """A Backend from a registered name ('onednn'), a plugin path (a file ending in .so), or
-    the Backend itself."""
+    """A Backend from a registered name ('onednn'), a framework adapter's name ('torch',
+    'torch_compile'), a plugin path (a file ending in .so), 'module:function' (a function
+    returning a Backend, e.g. one made by opval.kernel_backend), or the Backend itself."""
+    from . import adapters
+
     if isinstance(spec, _opval.Backend):
         return spec
     if spec.endswith(".so") or os.sep in spec:
         return _opval.load_plugin(spec)
+    if spec in adapters.NAMES:
+        return adapters.backend(spec)
+    if ":" in spec:
+        module, function = spec.split(":", 1)
+        try:
+            factory = getattr(importlib.import_module(module), function)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"backend '{spec}': cannot import {function} from {module}: {e}") from e
+        return factory()
     return _opval.Backend(spec)
+
+
+def _runs_in_python_worker(spec) -> bool:
+    """Backends the Python worker process can make again from their name: framework adapters
+    and 'module:function' factories."""
+    from . import adapters
+
+    return isinstance(spec, str) and (spec in adapters.NAMES or (":" in spec and not spec.endswith(".so")))
 
 
 def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Sequence[str] | None):
@@ -61,33 +87,140 @@ def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Se
     return selected
 
 
+def _adapter_repro(descriptor: str, backend: str, policy: str, seed: int) -> str:
+    """The command that reruns one case on a framework adapter (the CLI has no such backend)."""
+    extra = (f" --policy {policy}" if policy != "bound" else "") + (f" --seed {seed}" if seed != 1 else "")
+    return f"python -m opval run --backend {backend} --problems '{descriptor}'{extra} -v"
+
+
+def _exit_text(returncode: int) -> str:
+    if returncode < 0:
+        sig = signal.Signals(-returncode)
+        return f"worker killed by {sig.name} ({signal.strsignal(sig)})"
+    return f"worker exited with status {returncode} during the case"
+
+
+class PythonWorker:
+    """Runs cases of framework adapters (torch, torch.compile, ...) in a child Python process,
+    `python -m opval __worker`, kept from case to case: a crash or hang in the framework is a
+    CRASH or TIMEOUT verdict and the run goes on with a fresh child, as the C++ worker does for
+    C++ backends. The limit per case is `timeout` plus 10 s per GFLOP, plus `startup` for the
+    first case of a child (importing the framework, a first compilation)."""
+
+    def __init__(self, timeout: float, startup: float = 180.0):
+        self.timeout, self.startup = timeout, startup
+        self._proc: subprocess.Popen | None = None
+        self._fresh = False
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def _start(self) -> None:
+        self._proc = subprocess.Popen([sys.executable, "-m", "opval", "__worker"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True, bufsize=1)
+        self._fresh = True
+        logger.debug("started Python worker process %d", self._proc.pid)
+
+    def _read_line(self, deadline: float) -> str | None:
+        """One line from the child, or None at its end or at the deadline (then it is killed)."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._proc.stdout, selectors.EVENT_READ)
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                self._proc.kill()
+                return None
+        line = self._proc.stdout.readline()
+        return line or None
+
+    def run(self, p: _opval.Problem, source: str, name: str, backend: _opval.Backend, options: _opval.RunOptions,
+            settings: dict) -> _opval.CaseResult:
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        limit = self.timeout + 10.0 * p.counts()[0] / 1e9 + (self.startup if self._fresh else 0.0)
+        self._fresh = False
+        start = time.monotonic()
+        try:
+            self._proc.stdin.write(json.dumps({"problem": str(p), "source": source, "backend": name, "settings": settings}) + "\n")
+            self._proc.stdin.flush()
+            line = self._read_line(start + limit)
+        except BrokenPipeError:
+            line = None
+        if line is not None and line.startswith("result: "):
+            return _opval.CaseResult.from_json(line[len("result: "):])
+        timed_out = self._proc.poll() is None or time.monotonic() - start >= limit
+        if self._proc.poll() is None:
+            self._proc.kill()
+        returncode = self._proc.wait()
+        self._proc = None
+        where = f" while running '{p}' on {name}"
+        if timed_out and returncode == -signal.SIGKILL:
+            state, reason = "TIMEOUT", f"no result within the time limit of {limit:g} s: worker killed with SIGKILL{where}"
+        else:
+            state, reason = "CRASH", _exit_text(returncode) + where
+        logger.info("lost the Python worker process (%s): %s; the next case starts a new one", state, reason)
+        return _opval.unfinished_case(p, source, backend, options, state, reason)
+
+
+def worker_main() -> int:
+    """The child of PythonWorker: one JSON request per line on stdin, one `result: ` line per
+    case on its original stdout (stdout itself goes to stderr, so that prints cannot corrupt
+    the answers)."""
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    backends: dict[str, _opval.Backend] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        name = request["backend"]
+        if name not in backends:
+            backends[name] = resolve_backend(name)
+        options = make_options(**request["settings"])
+        result = _opval.run_case(_opval.Problem(request["problem"]), backends[name], options, request["source"])
+        answers.write("result: " + result.to_json() + "\n")
+    return 0
+
+
 def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smoke", ops: Sequence[str] = (),
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
-        timeout: float = 60.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
+        timeout: float = 60.0, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
         poison: bool = True, input_check: bool = True, perturb: bool = True) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
-    isolation="process" runs registered backends and plugins in a worker process (a crash is
-    a CRASH verdict); Python backends always run in this process."""
+    isolation="process" runs registered backends and plugins in opval's worker process, and
+    framework adapters and 'module:function' backends given by name in a Python worker process
+    (a crash or a hang is a CRASH or TIMEOUT verdict); Backend objects made here (a Python
+    kernel from opval.kernel_backend) run in this process."""
     if isolation not in ("process", "none"):
         raise ValueError(f"isolation must be 'process' or 'none', not '{isolation}'")
     out = out or sys.stdout
-    chosen = [resolve_backend(b) for b in backends]
+    specs = list(backends)
+    chosen = [resolve_backend(b) for b in specs]
     if not chosen:
         raise ValueError("no backend given")
+    # Backends named by string that Python can make again run in a Python worker process.
+    adapter_names = [b if _runs_in_python_worker(b) else None for b in specs]
     selected = _select(tag, ops, contracts, problems)
     known = _opval.KnownFailures.load(known_failures) if known_failures else None
-    options = make_options(policy, seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb)
+    settings = dict(policy=policy, seed=seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb)
+    options = make_options(**settings)
     options.backend = ",".join(b.name for b in chosen)
     several = len(chosen) > 1
     reporters = ([_opval.Reporter.side_by_side()] if several else []) + [_opval.Reporter.console(verbose, several)]
-    worker = None
+    worker = python_worker = None
     if isolation == "process" and any(b.isolatable for b in chosen):
         from . import worker_executable
 
         worker = _opval.Worker(worker_executable(), timeout)
+    if isolation == "process" and any(adapter_names):
+        python_worker = PythonWorker(timeout, worker_startup)
     journal = None
     if jsonl:
         os.makedirs(os.path.dirname(os.path.abspath(jsonl)), exist_ok=True)
@@ -99,9 +232,15 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         for r in reporters:
             out.write(r.start(options))
         for p, source in selected:
-            for b in chosen:
-                result = (worker.run(p, b, options, source) if worker and b.isolatable
-                          else _opval.run_case(p, b, options, source))
+            for b, adapter in zip(chosen, adapter_names):
+                if python_worker and adapter:
+                    result = python_worker.run(p, source, adapter, b, options, settings)
+                elif worker and b.isolatable:
+                    result = worker.run(p, b, options, source)
+                else:
+                    result = _opval.run_case(p, b, options, source)
+                if adapter:
+                    result.repro = _adapter_repro(result.descriptor, adapter, policy, seed)
                 if known is not None:
                     result.known_failure = known.cause(result.backend, result.descriptor)
                 summary.add(result)
@@ -117,6 +256,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     finally:
         if journal:
             journal.close()
+        if python_worker:
+            python_worker.close()
     outcome = RunResult(results, summary)
     if summary.total - summary.skipped - summary.unimplemented == 0:
         logger.warning("no case ran (all skipped or unimplemented)")

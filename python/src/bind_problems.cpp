@@ -65,6 +65,19 @@ void bind_problem(nb::module_& m) {
         const op_counts c = p.spec().counts(p);
         return std::make_pair(c.flops, c.bytes);
       }, "(flops, bytes) of one run")
+      .def("make_inputs", [](const problem& p, std::uint64_t seed) {
+        std::vector<tensor> in = allocate(p.spec().inputs(p));
+        p.spec().fill(p, seed, in);
+        return in;
+      }, nb::arg("seed") = 1, "the inputs every backend gets for this seed (the op's fill, its layouts)")
+      .def("reference", [](const problem& p, const std::vector<tensor>& in) {
+        std::vector<operand> outs = p.spec().outputs(p);
+        std::vector<tensor> out;
+        for (const operand& o : outs) out.emplace_back(dtype::f64, o.shape);
+        p.spec().reference(p, in, out);
+        return out;
+      }, nb::arg("inputs"), nb::call_guard<nb::gil_scoped_release>(),
+           "the op's fp64 reference on `inputs`: contiguous f64 tensors, one per output")
       .def("__str__", &problem::to_string)
       .def("__repr__", [](const problem& p) { return "Problem('" + p.to_string() + "')"; })
       .def("__hash__", [](const problem& p) { return std::hash<std::string>{}(p.to_string()); })

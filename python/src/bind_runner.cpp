@@ -1,5 +1,6 @@
 // Running cases (in this process or in a worker process), their results, and the reporters
 // that turn results into the CLI's tables and JSON Lines records.
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -136,6 +137,13 @@ void bind_running(nb::module_& m) {
   }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
         nb::call_guard<nb::gil_scoped_release>(),
         "runs one case in this process; an exception is a FAILED case carrying its message");
+  m.def("unfinished_case", [](const problem& p, const std::string& source, const backend_handle& b, const run_options& o,
+                              std::string_view st, std::string reason) {
+    const std::optional<state> parsed = parse_state(st);
+    if (!parsed) throw error("unknown state '" + std::string(st) + "'");
+    return unfinished_case({p, source}, *b.impl, o, *parsed, std::move(reason));
+  }, nb::arg("problem"), nb::arg("source"), nb::arg("backend"), nb::arg("options"), nb::arg("state"), nb::arg("reason"),
+        "the record of a case that produced no result of its own (CRASH, TIMEOUT), with its repro");
   nb::class_<case_worker>(m, "Worker", "Runs cases in a worker process: a crash or hang is a verdict")
       .def("__init__", [](case_worker* w, const std::string& executable, double timeout) {
         new (w) case_worker(isolation_options{.worker_executable = executable, .timeout_seconds = timeout});
@@ -156,6 +164,7 @@ void bind_known_failures(nb::module_& m) {
         const std::string* cause = k.cause(backend, descriptor);
         return cause ? std::optional<std::string>(*cause) : std::nullopt;
       }, nb::arg("backend"), nb::arg("descriptor"), "the recorded cause, or None when the case is not listed")
+      .def("of_backend", &known_failures::of_backend, nb::arg("backend"), "descriptor -> cause, for one backend")
       .def("__len__", &known_failures::size);
 }
 

@@ -10,6 +10,10 @@
 
 NB_MODULE(_opval, m) {
   namespace nb = nanobind;
+  // Instances still referenced at interpreter exit (results kept by test frameworks, backends
+  // whose Python callables form cycles through C++) are freed by the process's end; nanobind's
+  // report of them would be printed after the output of whatever ran (pytest's summary).
+  nb::set_leak_warnings(false);
   m.doc() = "opval's C++ core: ops, problems, contracts, backends, the runner and its results";
   m.attr("__version__") = opval::build::version;
   m.def("git_sha", [] { return std::string(opval::build::git_sha); }, "the git commit opval was built from");

@@ -54,6 +54,13 @@ backend_registrar::backend_registrar(std::string name, backend_factory factory) 
 
 const std::vector<const op_spec*>& all_ops() { return ops().views; }
 
+std::vector<tensor> allocate(const std::vector<operand>& operands, allocator& alloc) {
+  std::vector<tensor> out;
+  out.reserve(operands.size());
+  for (const auto& o : operands) out.emplace_back(o.type, o.shape, o.lay, alloc);
+  return out;
+}
+
 const op_spec& find_op(std::string_view name) {
   for (const op_spec* s : all_ops())
     if (s->name() == name) return *s;

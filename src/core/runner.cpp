@@ -40,13 +40,6 @@ auto timed(double& slot, F&& f) {
   }
 }
 
-std::vector<tensor> allocate(const std::vector<operand>& operands, allocator& alloc = host_allocator()) {
-  std::vector<tensor> out;
-  out.reserve(operands.size());
-  for (const auto& o : operands) out.emplace_back(o.type, o.shape, o.lay, alloc);
-  return out;
-}
-
 std::vector<tensor> allocate_f64(const std::vector<operand>& operands) {
   std::vector<tensor> out;
   out.reserve(operands.size());

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import opval
 from opval.runner import run
@@ -63,3 +64,25 @@ def test_a_crashing_plugin_is_a_crash_verdict_and_the_run_goes_on(tmp_path):
                   out=open(tmp_path / "out.txt", "w"))
     assert [r.state for r in outcome.results] == ["CRASH", "CRASH"]
     assert "SIGSEGV" in outcome.results[0].reason
+
+
+def test_python_backends_by_name_run_in_a_worker_process(tmp_path, monkeypatch):
+    """A framework or 'module:function' backend that crashes or hangs costs its case a CRASH
+    or TIMEOUT verdict; the run goes on with a fresh worker."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    problems = ["relu shape=64 dt=f32", "relu shape=8 dt=f32"]
+    outcome = run(["crashing_backends:segfault_backend", "crashing_backends:relu_backend", "sim"], problems=problems,
+                  out=open(tmp_path / "out.txt", "w"))
+    states = [(r.backend, r.state) for r in outcome.results]
+    assert states == [("python:segfault", "CRASH"), ("python:relu", "PASSED"), ("sim", "PASSED")] * 2
+    crash = outcome.results[0]
+    assert "SIGSEGV" in crash.reason and "relu shape=64" in crash.reason
+    assert crash.repro.startswith("python -m opval run --backend crashing_backends:segfault_backend")
+
+    hung = run(["crashing_backends:hang_backend"], problems=problems[:1], timeout=2, worker_startup=0, out=open(tmp_path / "out2.txt", "w"))
+    assert hung.results[0].state == "TIMEOUT" and "time limit" in hung.results[0].reason
+
+
+def test_unknown_module_backend_is_a_value_error():
+    with pytest.raises(ValueError, match="nosuchmodule"):
+        run(["nosuchmodule:backend"], problems=["relu shape=8 dt=f32"])

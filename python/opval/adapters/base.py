@@ -1,0 +1,54 @@
+"""What every framework adapter shares: the per-op table, and the opval backend around it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .. import _opval
+
+
+@dataclass(frozen=True)
+class FrameworkOp:
+    """One op in a framework.
+
+    run(problem, inputs, compute) -> outputs: `inputs` maps operand names to framework arrays
+    already converted to the compute type (integer operands keep theirs); the outputs come in
+    p.outputs() order, in the compute type or already in the output's type.
+    supports(problem) -> None, or the reason the framework cannot express this problem.
+    """
+
+    run: Callable[..., list]
+    supports: Callable[[_opval.Problem], str | None] | None = None
+
+
+def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | None:
+    """The reason, when p sets an attribute away from the only value the adapter handles."""
+    for name, allowed in unsupported.items():
+        if p.get(name) != allowed:
+            return f"{name}={p.get(name)} is not mapped to the framework's operators"
+    return None
+
+
+def contract_refusal(p: _opval.Problem, framework: str) -> str | None:
+    """Why a framework that computes with its own operators, rounding to nearest and keeping
+    subnormals, cannot honour p's contract; None when it can."""
+    c = p.contract
+    if c.rounds_inputs():
+        return (f"contract {c.types_string()} rounds inputs to {_opval.dtype_name(c.math)} inside the kernel: "
+                f"{framework} on the CPU has no such math mode")
+    for which in ("in_round", "acc_round", "dst_round"):
+        if getattr(c, which) != _opval.rounding.rne:
+            return f"{which}=rz: {framework} rounds to nearest only"
+    if c.ftz:
+        return f"denorm=ftz: {framework} on the CPU keeps subnormals"
+    return None
+
+
+def compute_dtype(p: _opval.Problem) -> _opval.dtype:
+    """The type a framework case computes in: the contract's accumulation type (f16 for
+    f16:f16:f16, f32, f64), f64 for integer contracts (exact for their i32 sums)."""
+    acc = p.contract.acc
+    if acc == _opval.dtype.tf32:
+        return _opval.dtype.f32
+    return acc if acc in (_opval.dtype.f16, _opval.dtype.f32, _opval.dtype.f64) else _opval.dtype.f64
+

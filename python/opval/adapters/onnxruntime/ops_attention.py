@@ -1,0 +1,59 @@
+"""Scaled dot-product attention in ONNX: the opset-23 Attention operator, which ORT's CPU
+provider implements (float32; every opval attention contract computes in float32).
+
+Q [b, h, lq, d], K [b, hkv, lk, d], V [b, hkv, lk, dv] as 4-D inputs: Attention reads the head
+counts from the shapes and groups query heads over kv heads as opval (h // (h/hkv)).
+  - scale: the `scale` attribute (opval's, or 1/sqrt(d)), a float32;
+  - causal=top_left alone: is_causal=1 (ONNX's causal is the upper-left aligned j <= i);
+  - otherwise one attn_mask: boolean (True = attend) from causal (bottom_right: j <= i + lk -
+    lq, a constant) and key_lengths (Less(arange(lk), key_lengths[b]), built in the graph), or,
+    with mask=bias, the float bias with -inf at the invisible keys (Where(visible, bias, -inf)).
+The contract's `mid` rounding of P is not modelled; the final rounding to dst is the adapter's.
+(Opset 24 adds nonpad_kv_seqlen for per-batch key lengths; the models stay at opset 23, where
+a boolean mask says the same.)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _opval
+from .case import onnx_op
+from .graph import Graph, TensorProto
+
+
+def _scale(p: _opval.Problem) -> float:
+    return p.get("scale") or 1.0 / math.sqrt(p.get("d"))
+
+
+def _attention(p: _opval.Problem, x: dict, compute) -> Graph:
+    g = Graph("attention")
+    q, k, v = (g.input(n, x[n]) for n in ("q", "k", "v"))
+    lq, lk = p.get("lq"), p.get("lk")
+    causal = p.get("causal")
+    attrs = {"scale": _scale(p)}
+    visible = None  # a boolean value name: True = attends
+    if causal == "top_left" and "mask" not in x and not p.get("key_lengths"):
+        attrs["is_causal"] = 1
+    elif causal != "none":
+        offset = 0 if causal == "top_left" else lk - lq
+        visible = g.const(np.tril(np.ones((lq, lk), dtype=bool), k=offset), np.bool_)
+    if p.get("key_lengths"):
+        lengths = x["key_lengths"].reshape(-1, 1, 1, 1)  # [b, 1, 1, 1]
+        keys = g.op("Less", g.const(np.arange(lk).reshape(1, 1, 1, lk), lengths.dtype), g.input("key_lengths", lengths),
+                    out_type=TensorProto.BOOL)  # [b, 1, 1, lk]
+        visible = keys if visible is None else g.op("And", keys, visible)
+    inputs = [q, k, v]
+    if "mask" in x:
+        bias = g.input("mask", x["mask"])
+        inputs.append(bias if visible is None else g.op("Where", visible, bias, g.const(-np.inf, compute)))
+    elif visible is not None:
+        inputs.append(visible)
+    g.output(g.op("Attention", *inputs, **attrs), p.outputs()[0].shape)
+    return g
+
+
+ATTENTION_OPS = {
+    "attention": onnx_op(_attention),
+}
