@@ -29,9 +29,10 @@ def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | N
     return None
 
 
-def contract_refusal(p: _opval.Problem, framework: str) -> str | None:
-    """Why a framework that computes with its own operators, rounding to nearest and keeping
-    subnormals, cannot honour p's contract; None when it can."""
+def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool = False) -> str | None:
+    """Why a framework that computes with its own operators and rounds to nearest cannot
+    honour p's contract; None when it can. A framework that keeps subnormals cannot honour
+    denorm=ftz; one that flushes them (flushes_subnormals) can."""
     c = p.contract
     if c.rounds_inputs():
         return (f"contract {c.types_string()} rounds inputs to {_opval.dtype_name(c.math)} inside the kernel: "
@@ -39,7 +40,7 @@ def contract_refusal(p: _opval.Problem, framework: str) -> str | None:
     for which in ("in_round", "acc_round", "dst_round"):
         if getattr(c, which) != _opval.rounding.rne:
             return f"{which}=rz: {framework} rounds to nearest only"
-    if c.ftz:
+    if c.ftz and not flushes_subnormals:
         return f"denorm=ftz: {framework} on the CPU keeps subnormals"
     return None
 

@@ -145,11 +145,8 @@ class JaxAdapter:
         op = OPS.get(p.op)
         if op is None:
             return ("unimplemented", f"the jax adapter has no mapping for {p.op}")
-        why = contract_refusal(p, "JAX")
-        if why and p.contract.ftz and why.startswith("denorm=ftz") and self.flushes_subnormals:
-            # Its last clause (the others passed) assumes the framework keeps subnormals; XLA on
-            # the CPU flushes them, which is what denorm=ftz allows.
-            why = None
+        # XLA on the CPU flushes subnormals, which is what denorm=ftz allows (checked at creation).
+        why = contract_refusal(p, "JAX", flushes_subnormals=self.flushes_subnormals)
         if why:
             return why
         if compute_dtype(p) == _opval.dtype.f64 and self.x64_refusal:

@@ -17,20 +17,21 @@ from jax import lax
 
 from ... import _opval
 from ..base import FrameworkOp
+from ..epilogue import ArrayOps, gemm_epilogue
 from .static import StaticProblem
 
-_ACTIVATIONS = {
-    "none": lambda z: z,
-    "relu": jax.nn.relu,
-    "gelu": lambda z: jax.nn.gelu(z, approximate=False),  # opval's gelu is the erf form
-    "gelu_tanh": lambda z: jax.nn.gelu(z, approximate=True),
-    "silu": jax.nn.silu,
-}
-
-
-def _scalar(value: float, compute) -> jax.Array:
-    """An attribute rounded once to the compute type, as a kernel holding it in its epilogue type."""
-    return jnp.asarray(value, dtype=compute)
+_OPS = ArrayOps(
+    scalar=lambda value, dtype: jnp.asarray(value, dtype=dtype),  # rounded once to dtype
+    astype=lambda a, dtype: a.astype(dtype),
+    clip=jnp.clip,
+    activations={
+        "none": lambda z: z,
+        "relu": jax.nn.relu,
+        "gelu": lambda z: jax.nn.gelu(z, approximate=False),  # opval's gelu is the erf form
+        "gelu_tanh": lambda z: jax.nn.gelu(z, approximate=True),
+        "silu": jax.nn.silu,
+    },
+)
 
 
 def _dot_operand(t: jax.Array, zp: int) -> jax.Array:
@@ -42,35 +43,6 @@ def _dot_operand(t: jax.Array, zp: int) -> jax.Array:
     return wide - zp if zp != 0 else wide
 
 
-def _dequant_factor(p: StaticProblem, x: dict, compute) -> jax.Array | None:
-    """alpha * scale_a * scale_b[ch] (folded as (alpha*scale_a)*scale_b), per channel as a
-    1-D array or per tensor as a 0-d one; None when it is 1."""
-    head = p.get("alpha") * p.get("scale_a")
-    if p.get("scale_b_mode") == "per_channel":
-        # The scale_b operand already holds scale_b * its per-channel values (opval's fill).
-        return _scalar(head, compute) * x["scale_b"].astype(compute)
-    factor = head * p.get("scale_b")
-    return None if factor == 1.0 else _scalar(factor, compute)
-
-
-def _epilogue(p: StaticProblem, x: dict, s: jax.Array, compute, channel_shape: tuple[int, ...]) -> jax.Array:
-    """From the dot products s to the value before the final rounding to dst.
-    channel_shape: how a per-channel vector [channels] broadcasts against s."""
-    z = s.astype(compute)
-    factor = _dequant_factor(p, x, compute)
-    if factor is not None:
-        z = z * (factor.reshape(channel_shape) if factor.ndim else factor)
-    beta = p.get("beta") if p.has("beta") else 0.0
-    if beta != 0.0:
-        z = z + _scalar(beta, compute) * x["C"]
-    if p.get("bias"):
-        z = z + x["bias"].reshape(channel_shape)
-    y = _ACTIVATIONS[p.get("act")](z)
-    if p.get("residual"):
-        y = y + x["residual"]
-    return _quantize_dst(p, y)
-
-
 def gemm_choices(p: _opval.Problem, x: dict) -> dict:
     """An integer output type enters the computation (the quantization below); a float one
     only the host's final rounding, so it stays out of the jit key."""
@@ -78,19 +50,8 @@ def gemm_choices(p: _opval.Problem, x: dict) -> dict:
     return {} if _opval.dtype_info(dst).is_float else {"int_dst": dst}
 
 
-def _quantize_dst(p: StaticProblem, y: jax.Array) -> jax.Array:
-    """Integer dst: y / scale_dst + zp_dst, clamped to the type's range as opval's reference
-    does (the adapter's round-half-even + saturate then gives the same integers)."""
-    dst = p.choice("int_dst", None)
-    if dst is None:
-        return y
-    info = _opval.dtype_info(dst)
-    scale_dst, zp_dst = p.get("scale_dst"), p.get("zp_dst")
-    if scale_dst != 1.0:
-        y = y / _scalar(scale_dst, y.dtype)
-    if zp_dst != 0:
-        y = y + _scalar(float(zp_dst), y.dtype)
-    return jnp.clip(y, info.lowest, info.max)
+def _epilogue(p: StaticProblem, x: dict, s: jax.Array, compute, channel_shape: tuple[int, ...]) -> jax.Array:
+    return gemm_epilogue(p, x, s, compute, channel_shape, p.choice("int_dst", None), _OPS)
 
 
 def _matmul(p: StaticProblem, x: dict, compute) -> list[jax.Array]:

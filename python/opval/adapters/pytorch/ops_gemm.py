@@ -20,20 +20,20 @@ import torch.nn.functional as F
 
 from ... import _opval
 from ..base import FrameworkOp
+from ..epilogue import ArrayOps, gemm_epilogue
 
-_ACTIVATIONS = {
-    "none": lambda z: z,
-    "relu": torch.relu,
-    "gelu": lambda z: F.gelu(z, approximate="none"),  # opval's gelu is the erf form
-    "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"),
-    "silu": F.silu,
-}
-
-
-def _scalar(value: float, compute: torch.dtype) -> torch.Tensor:
-    """An attribute as a 0-d tensor of the compute type, so that torch rounds it there once
-    (as a kernel holding it in its epilogue type does) instead of guessing a promotion."""
-    return torch.tensor(value, dtype=compute)
+_OPS = ArrayOps(
+    scalar=lambda value, dtype: torch.tensor(value, dtype=dtype),  # rounded once to dtype, no guessed promotion
+    astype=lambda t, dtype: t.to(dtype),
+    clip=lambda t, lo, hi: t.clamp(lo, hi),
+    activations={
+        "none": lambda z: z,
+        "relu": torch.relu,
+        "gelu": lambda z: F.gelu(z, approximate="none"),  # opval's gelu is the erf form
+        "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"),
+        "silu": F.silu,
+    },
+)
 
 
 def _dot_operand(t: torch.Tensor, zp: int, compute: torch.dtype) -> torch.Tensor:
@@ -45,48 +45,9 @@ def _dot_operand(t: torch.Tensor, zp: int, compute: torch.dtype) -> torch.Tensor
     return wide - zp if zp != 0 else wide
 
 
-def _dequant_factor(p: _opval.Problem, x: dict, compute: torch.dtype) -> torch.Tensor | None:
-    """alpha * scale_a * scale_b[ch] (the spec folds it in that order: (alpha*scale_a)*scale_b),
-    per channel as a 1-D tensor [channels] or per tensor as a 0-d one; None when it is 1."""
-    head = p.get("alpha") * p.get("scale_a")
-    if p.get("scale_b_mode") == "per_channel":
-        # The scale_b operand already holds scale_b * its per-channel values (opval's fill).
-        return _scalar(head, compute) * x["scale_b"].to(compute)
-    factor = head * p.get("scale_b")
-    return None if factor == 1.0 else _scalar(factor, compute)
-
-
 def _epilogue(p: _opval.Problem, x: dict, s: torch.Tensor, compute: torch.dtype, channel_shape: list[int]) -> torch.Tensor:
-    """From the dot products s to the value before the final rounding to dst.
-    channel_shape: how a per-channel vector [channels] broadcasts against s."""
-    z = s.to(compute)
-    factor = _dequant_factor(p, x, compute)
-    if factor is not None:
-        z = z * (factor.reshape(channel_shape) if factor.dim() else factor)
-    beta = p.get("beta") if "beta" in p.attrs else 0.0
-    if beta != 0.0:
-        z = z + _scalar(beta, compute) * x["C"]
-    if p.get("bias"):
-        z = z + x["bias"].reshape(channel_shape)
-    y = _ACTIVATIONS[p.get("act")](z)
-    if p.get("residual"):
-        y = y + x["residual"]
-    return _quantize_dst(p, y)
-
-
-def _quantize_dst(p: _opval.Problem, y: torch.Tensor) -> torch.Tensor:
-    """Integer dst: y / scale_dst + zp_dst, clamped to the type's range as opval's reference
-    does (the adapter's round-half-even + saturate then gives the same integers)."""
     dst = p.contract.dst
-    info = _opval.dtype_info(dst)
-    if info.is_float:
-        return y
-    scale_dst, zp_dst = p.get("scale_dst"), p.get("zp_dst")
-    if scale_dst != 1.0:
-        y = y / _scalar(scale_dst, y.dtype)
-    if zp_dst != 0:
-        y = y + _scalar(float(zp_dst), y.dtype)
-    return y.clamp(info.lowest, info.max)
+    return gemm_epilogue(p, x, s, compute, channel_shape, None if _opval.dtype_info(dst).is_float else dst, _OPS)
 
 
 def _matmul(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.Tensor]:
