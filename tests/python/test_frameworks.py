@@ -43,7 +43,8 @@ def test_framework_runs_every_ops_regression_suite(backend):
 
 def test_torch_compile_runs_the_smoke_suites_compiled():
     outcome = run_and_judge("torch_compile", "smoke")
-    ran = [r for r in outcome.results if r.state not in ("SKIPPED", "UNIMPLEMENTED")]
+    # Every case that produced a result (a CRASH has none) ran a compiled graph.
+    ran = [r for r in outcome.results if r.state in ("PASSED", "FAILED", "MISTRUSTED")]
     assert ran and all("compile (inductor)" in r.implementation for r in ran)
 
 
