@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _opval
 from .arrays import ARRAY_KINDS, as_array, from_any, numpy_dtype
-from .selectors import Selector, selector
+from .selectors import Selector, attr_text, selector
 
 __all__ = ["check", "kernel_backend", "CheckResult", "CheckFailure", "KernelSpec"]
 
@@ -73,7 +73,7 @@ class KernelSpec:
         for name, sel in self._selectors.items():
             value = p.get(name)
             if not sel.allows(value):
-                return f"{name}={_text(value)} is outside what the kernel supports ({sel.describe()})"
+                return f"{name}={attr_text(value)} is outside what the kernel supports ({sel.describe()})"
         if self.layouts == "contiguous":
             for o in p.inputs() + p.outputs():
                 if not o.contiguous:
@@ -85,12 +85,6 @@ class KernelSpec:
             if isinstance(verdict, str):
                 return verdict
         return None
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return "x".join(str(v) for v in value) if value else "scalar"
-    return str(value)
 
 
 class _Signature:

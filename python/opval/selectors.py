@@ -32,7 +32,7 @@ class _OneOf(Selector):
         return any(_same(value, v) for v in self.values)
 
     def describe(self) -> str:
-        return " or ".join(_text(v) for v in self.values)
+        return " or ".join(attr_text(v) for v in self.values)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,8 @@ def _same(value: Any, allowed: Any) -> bool:
     return value == allowed
 
 
-def _text(v: Any) -> str:
+def attr_text(v: Any) -> str:
+    """An attribute value as a descriptor writes it (a dims list as 4x8, [] as scalar)."""
     if isinstance(v, (list, tuple)):
         return "x".join(str(x) for x in v) if v else "scalar"
     return str(v)
