@@ -31,6 +31,10 @@ struct support {
 struct execution_info {
   std::string implementation;
   std::string actual_contract;  ///< empty = as asked
+  /// Set by a backend run as a float64 reference (opval/alternative_reference.hpp) whose
+  /// results are nonetheless rounded to the problem's output types: a cast, whose conversion
+  /// is the op. It is then judged as a reference at the contract.
+  bool rounded_to_output = false;
 };
 
 /// A backend under test. A case runs as prepare -> execute -> synchronize, on the same
@@ -70,6 +74,14 @@ execution_info run_backend(backend& b, const problem& p, std::span<const tensor>
 /// the live heap's growth across them (judge_leaks). Run after a first run, so that caches
 /// filled by the first call (primitive caches, program caches, thread pools) are not leaks.
 leak_check check_leaks(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out, int runs);
+
+/// How a worker makes a backend: a registered backend by name, or a kernel plugin by path
+/// (loaded in the worker, so its constructors and kernels run there).
+struct backend_ref {
+  bool empty() const { return name.empty() && plugin_path.empty(); }
+  std::string name;         ///< a registered backend (empty for a plugin)
+  std::string plugin_path;  ///< a plugin library (empty for a registered backend)
+};
 
 using backend_factory = std::unique_ptr<backend> (*)();
 

@@ -16,13 +16,6 @@
 
 namespace opval {
 
-/// How a worker makes a backend: a registered backend by name, or a kernel plugin by path
-/// (loaded in the worker, so its constructors and kernels run there).
-struct backend_ref {
-  std::string name;         ///< a registered backend (empty for a plugin)
-  std::string plugin_path;  ///< a plugin library (empty for a registered backend)
-};
-
 /// run_case, with an exception recorded as a FAILED case carrying its message: one broken
 /// case cannot hide the results of the others.
 case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o);

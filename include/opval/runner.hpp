@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "opval/alternative_reference.hpp"
 #include "opval/backend.hpp"
 #include "opval/guarded_allocator.hpp"
 #include "opval/policy.hpp"
@@ -33,6 +34,10 @@ struct run_options {
   /// Runs the kernel this many more times and fails a case whose every run grows the live
   /// heap (a leak); 0 = off. Needs the allocator hooks (opval/heap_stats.hpp).
   int leak_check = 0;
+  /// Judge against this implementation instead of the op's own fp64 reference
+  /// (opval/alternative_reference.hpp); the own reference is still computed, to say how far
+  /// the alternative lies from it.
+  std::optional<alternative_reference> reference;
 };
 
 /// Wall times of the stages of one case, in seconds. `prepare` is the backend's set-up
@@ -56,6 +61,10 @@ struct case_result {
   /// empty when not measured or none met. `observed_note` says which were tried.
   std::string observed_contract;
   std::string observed_note;
+  /// The alternative reference the case was judged against (its name; empty: the op's own fp64
+  /// reference), and how far it lies from the own reference, output by output.
+  std::string reference;
+  std::string reference_note;
   verdict v;
   /// Set when the case is listed in a known-failures file (opval/known_failures.hpp): the
   /// recorded cause. A known case that fails does not fail the run.

@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--op", action="append", default=[], help="only this op (repeatable)")
     r.add_argument("--contract", action="append", default=[], help="only this dt contract (repeatable)")
     r.add_argument("--problems", action="append", help="a descriptor or a batch file (repeatable)")
+    r.add_argument("--reference", help="judge against this instead of opval's fp64 reference: a framework in float64 "
+                   "(torch, onnxruntime, jax), or any backend at the contract (onednn, torch@contract, a plugin path)")
     r.add_argument("--policy", default="bound")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--jsonl", help="write one JSON record per case (the CLI's schema) to FILE")
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcome = run(args.backend, tag=args.tag, ops=args.op, contracts=args.contract, problems=args.problems,
                       policy=args.policy, seed=args.seed, jsonl=args.jsonl, known_failures=args.known_failures,
-                      isolation=args.isolation, timeout=args.timeout, verbose=args.verbose)
+                      isolation=args.isolation, timeout=args.timeout, verbose=args.verbose, reference=args.reference)
     except (ValueError, OSError, TypeError) as e:
         print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2

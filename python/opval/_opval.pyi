@@ -367,6 +367,12 @@ class Tensor:
     def to_list(self) -> list[float]:
         """every element, exactly, as floats in row-major order"""
 
+    def __dlpack__(self, **kwargs) -> object:
+        """DLPack export (no copy; bf16 and fp8 in their own DLPack types)"""
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(kDLCPU, 0): host memory"""
+
     def __repr__(self) -> str: ...
 
 class Support:
@@ -507,6 +513,20 @@ class RunOptions:
     @leak_check.setter
     def leak_check(self, arg: int, /) -> None: ...
 
+    def set_reference(self, backend: Backend, float64: bool = False) -> None:
+        """
+        judge against `backend` instead of opval's fp64 reference: with float64, it computes in float64 and is handed f64 outputs; else it runs each problem at its contract, and the bound doubles (docs/REFERENCES.md, 'Alternative references')
+        """
+
+    def clear_reference(self) -> None:
+        """judge against opval's fp64 reference"""
+
+    @property
+    def reference(self) -> str | None:
+        """
+        the alternative reference's name, or None for opval's own fp64 reference
+        """
+
 class OutputVerdict:
     """The judgement of one output"""
 
@@ -572,6 +592,18 @@ class CaseResult:
     @property
     def failed(self) -> bool:
         """FAILED, MISTRUSTED, CRASH or TIMEOUT"""
+
+    @property
+    def reference(self) -> str:
+        """
+        the alternative reference the case was judged against ('' for opval's own fp64 reference)
+        """
+
+    @property
+    def reference_note(self) -> str:
+        """
+        how far the alternative reference lies from opval's fp64 reference, per output
+        """
 
     @property
     def timings(self) -> dict:

@@ -1,8 +1,10 @@
-"""Arrays in and out of opval: opval tensors as NumPy arrays or PyTorch tensors over the same
-memory (no copy), and kernels' results back as NumPy arrays.
+"""Arrays in and out of opval: opval tensors as NumPy arrays, PyTorch tensors or JAX arrays
+over the same memory (NumPy views; DLPack for torch and JAX), and kernels' results back as
+NumPy arrays.
 
 NumPy has no bf16 or fp8 types; ml_dtypes' bfloat16, float8_e4m3fn and float8_e5m2 stand for
-them (the types JAX uses). tf32 tensors are stored as float32.
+them (the types JAX uses). Through DLPack, torch and JAX get their own bf16 and fp8 types.
+tf32 tensors are stored as float32.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ _NUMPY_TYPES = {
     dtype.bool: np.dtype(np.bool_),
 }
 
-ARRAY_KINDS = ("numpy", "torch")
+ARRAY_KINDS = ("numpy", "torch", "jax")
 
 
 def numpy_dtype(t: dtype) -> np.dtype:
@@ -44,31 +46,34 @@ def to_numpy(tensor: _opval.Tensor) -> np.ndarray:
     return raw if raw.dtype == wanted else raw.view(wanted)
 
 
-def _torch_types() -> dict[dtype, Any]:
-    import torch
-
-    return {
-        dtype.bf16: torch.bfloat16,
-        dtype.f8_e4m3: torch.float8_e4m3fn,
-        dtype.f8_e5m2: torch.float8_e5m2,
-    }
-
-
 def to_torch(tensor: _opval.Tensor):
-    """`tensor` as a CPU torch.Tensor over the same memory (bf16 and fp8 as torch's own types)."""
+    """`tensor` as a CPU torch.Tensor over the same memory, through DLPack (bf16 and fp8 as
+    torch's own types)."""
     import torch
 
-    special = _torch_types().get(tensor.dtype)
-    raw = torch.from_numpy(tensor.numpy())
-    return raw.view(special) if special is not None else raw
+    return torch.from_dlpack(tensor)
+
+
+def to_jax(tensor: _opval.Tensor):
+    """`tensor` as a JAX array on the CPU, through DLPack (no copy where XLA accepts the
+    layout). JAX arrays are immutable: a JAX kernel returns its outputs. A 64-bit tensor needs
+    jax_enable_x64, without which JAX would silently make it 32-bit: an error instead."""
+    import jax
+
+    if tensor.dtype in (dtype.f64, dtype.i64) and not jax.config.jax_enable_x64:
+        raise TypeError(f"a {_opval.dtype_name(tensor.dtype)} input needs jax_enable_x64 "
+                        "(jax.config.update('jax_enable_x64', True)): JAX would make it 32-bit")
+    return jax.dlpack.from_dlpack(tensor)
 
 
 def as_array(tensor: _opval.Tensor, kind: str):
-    """`tensor` in the array type a kernel asked for: "numpy" or "torch"."""
+    """`tensor` in the array type a kernel asked for: "numpy", "torch" or "jax"."""
     if kind == "numpy":
         return to_numpy(tensor)
     if kind == "torch":
         return to_torch(tensor)
+    if kind == "jax":
+        return to_jax(tensor)
     raise ValueError(f"unknown array kind '{kind}' (known: {', '.join(ARRAY_KINDS)})")
 
 

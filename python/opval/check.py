@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import _opval
-from .arrays import ARRAY_KINDS, as_array, from_any, numpy_dtype
+from .arrays import ARRAY_KINDS, as_array, from_any
+from .backends import resolve_reference
 from .selectors import Selector, attr_text, selector
 
 __all__ = ["check", "kernel_backend", "CheckResult", "CheckFailure", "KernelSpec"]
@@ -204,9 +205,13 @@ def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str 
 
 def make_options(policy: str = "bound", seed: int = 1, *, guard: bool = True, poison: bool = True,
                  input_check: bool = True, perturb: bool = True, worst: int = 5,
-                 threads: Sequence[int] = (), leak_check: int = 0) -> _opval.RunOptions:
-    """RunOptions from the keywords check() and run() take (the CLI's options, docs/CLI.md)."""
+                 threads: Sequence[int] = (), leak_check: int = 0,
+                 reference: str | _opval.Backend | None = None) -> _opval.RunOptions:
+    """RunOptions from the keywords check() and run() take (the CLI's options, docs/CLI.md);
+    `reference` as opval.backends.resolve_reference takes it."""
     o = _opval.RunOptions()
+    if reference is not None:
+        o.set_reference(*resolve_reference(reference))
     o.policy = _opval.Policy(policy)
     o.seed = seed
     o.guard = guard
@@ -297,19 +302,25 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
           layouts: str = "any", supports: Callable | None = None, tag: str = "smoke",
           problems: Sequence[str | _opval.Problem] | str | None = None, arrays: str = "numpy", name: str | None = None,
           policy: str = "bound", seed: int = 1, guard: bool = True, poison: bool = True, input_check: bool = True,
-          perturb: bool = True, worst: int = 5, raise_on_failure: bool = False, verbose: bool = False) -> CheckResult:
+          perturb: bool = True, worst: int = 5, reference: str | _opval.Backend | None = None,
+          raise_on_failure: bool = False, verbose: bool = False) -> CheckResult:
     """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
 
     The kernel is called as impl(*inputs, **keywords): the op's inputs (p.inputs() order) as
-    NumPy arrays (arrays="torch": torch tensors) over opval's own memory, and by keyword the
-    attributes it names, `out` and `problem`. It returns its output(s), or writes `out`.
+    NumPy arrays (arrays="torch": torch tensors; arrays="jax": JAX arrays, through DLPack) over
+    opval's own memory, and by keyword the attributes it names, `out` and `problem`. It returns
+    its output(s), or writes `out` (not with JAX, whose arrays are immutable).
     contracts / attrs / layouts / supports declare what it supports (see KernelSpec).
+    reference: judge against a framework ('torch', 'onnxruntime', 'jax': in float64) or any
+    backend at the kernel's contract ('onednn', 'torch@contract', ...) instead of opval's fp64
+    reference; it runs in this process.
     Returns a CheckResult; raise_on_failure=True raises CheckFailure when it did not pass.
     """
     backend = kernel_backend(op, impl, contracts=contracts, attrs=attrs, layouts=layouts, supports=supports,
                              arrays=arrays, name=name)
     kernel_name = backend.name.removeprefix("python:")
-    options = make_options(policy, seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb, worst=worst)
+    options = make_options(policy, seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb, worst=worst,
+                           reference=reference)
     options.backend = backend.name
     console = _opval.Reporter.console(verbose)
     report = console.start(options)
@@ -318,7 +329,7 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     start = time.monotonic()
     for p, source in _problems(op, tag, problems):
         r = _opval.run_case(p, backend, options, source)
-        r.repro = _repro_call(op, kernel_name, r.descriptor, policy, seed, arrays)
+        r.repro = _repro_call(op, kernel_name, r.descriptor, policy, seed, arrays, reference)
         summary.add(r)
         results.append(r)
         report += console.result(r)
@@ -332,7 +343,8 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     return result
 
 
-def _repro_call(op: str, kernel: str, descriptor: str, policy: str, seed: int, arrays: str) -> str:
+def _repro_call(op: str, kernel: str, descriptor: str, policy: str, seed: int, arrays: str, reference) -> str:
     extra = "".join([f", policy={policy!r}" if policy != "bound" else "", f", seed={seed}" if seed != 1 else "",
-                     f", arrays={arrays!r}" if arrays != "numpy" else ""])
+                     f", arrays={arrays!r}" if arrays != "numpy" else "",
+                     f", reference={reference if isinstance(reference, str) else reference.name!r}" if reference is not None else ""])
     return f"opval.check({op!r}, {kernel}, problems=[{descriptor!r}]{extra}, verbose=True)"

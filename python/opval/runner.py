@@ -6,7 +6,6 @@ command a CI job calls (docs/PYTHON.md, "Automation").
 """
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, Iterable, Sequence
 
 from . import _opval
+from .backends import resolve_backend, resolve_reference, runs_in_python_worker
 from .check import make_options
 
 __all__ = ["run", "RunResult", "resolve_backend", "PythonWorker", "worker_main"]
@@ -36,36 +36,6 @@ class RunResult:
         """No case failed (known failures apart) and at least one ran."""
         ran = self.summary.total - self.summary.skipped - self.summary.unimplemented
         return self.summary.failures - self.summary.known_failed == 0 and ran > 0
-
-
-def resolve_backend(spec: str | _opval.Backend) -> _opval.Backend:
-    """A Backend from a registered name ('onednn'), a framework adapter's name ('torch',
-    'torch_compile'), a plugin path (a file ending in .so), 'module:function' (a function
-    returning a Backend, e.g. one made by opval.kernel_backend), or the Backend itself."""
-    from . import adapters
-
-    if isinstance(spec, _opval.Backend):
-        return spec
-    if spec.endswith(".so") or os.sep in spec:
-        return _opval.load_plugin(spec)
-    if spec in adapters.NAMES:
-        return adapters.backend(spec)
-    if ":" in spec:
-        module, function = spec.split(":", 1)
-        try:
-            factory = getattr(importlib.import_module(module), function)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"backend '{spec}': cannot import {function} from {module}: {e}") from e
-        return factory()
-    return _opval.Backend(spec)
-
-
-def _runs_in_python_worker(spec) -> bool:
-    """Backends the Python worker process can make again from their name: framework adapters
-    and 'module:function' factories."""
-    from . import adapters
-
-    return isinstance(spec, str) and (spec in adapters.NAMES or (":" in spec and not spec.endswith(".so")))
 
 
 def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Sequence[str] | None):
@@ -87,9 +57,11 @@ def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Se
     return selected
 
 
-def _adapter_repro(descriptor: str, backend: str, policy: str, seed: int) -> str:
-    """The command that reruns one case on a framework adapter (the CLI has no such backend)."""
-    extra = (f" --policy {policy}" if policy != "bound" else "") + (f" --seed {seed}" if seed != 1 else "")
+def _python_repro(descriptor: str, backend: str, policy: str, seed: int, reference: str | None) -> str:
+    """The command that reruns one case on a framework adapter, or against a reference only
+    Python makes (the CLI has neither)."""
+    extra = ((f" --policy {policy}" if policy != "bound" else "") + (f" --seed {seed}" if seed != 1 else "")
+             + (f" --reference {reference}" if reference else ""))
     return f"python -m opval run --backend {backend} --problems '{descriptor}'{extra} -v"
 
 
@@ -190,14 +162,18 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
         timeout: float = 60.0, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
-        poison: bool = True, input_check: bool = True, perturb: bool = True) -> RunResult:
+        poison: bool = True, input_check: bool = True, perturb: bool = True, reference: str | None = None) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
     isolation="process" runs registered backends and plugins in opval's worker process, and
     framework adapters and 'module:function' backends given by name in a Python worker process
     (a crash or a hang is a CRASH or TIMEOUT verdict); Backend objects made here (a Python
-    kernel from opval.kernel_backend) run in this process."""
+    kernel from opval.kernel_backend) run in this process.
+    reference: judge against a framework in float64 ('torch', 'onnxruntime', 'jax') or any
+    backend at the contract ('onednn', 'torch@contract', a plugin path) instead of opval's
+    fp64 reference (opval.backends.resolve_reference). A reference only Python can make (a
+    framework, 'module:function') sends every backend given by name to the Python worker."""
     if isolation not in ("process", "none"):
         raise ValueError(f"isolation must be 'process' or 'none', not '{isolation}'")
     out = out or sys.stdout
@@ -205,12 +181,19 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     chosen = [resolve_backend(b) for b in specs]
     if not chosen:
         raise ValueError("no backend given")
-    # Backends named by string that Python can make again run in a Python worker process.
-    adapter_names = [b if _runs_in_python_worker(b) else None for b in specs]
+    if reference is not None and not isinstance(reference, str):
+        raise ValueError("opval.run takes the reference by name (a worker process makes it again); "
+                         "opval.check takes a Backend object")
+    settings = dict(policy=policy, seed=seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb,
+                    reference=reference)
+    options = make_options(**settings)
+    # Backends named by string that Python can make again run in a Python worker process; all
+    # of them do when the reference is one only Python can make (the C++ worker cannot).
+    python_reference = reference is not None and not resolve_reference(reference)[0].isolatable
+    adapter_names = [b if runs_in_python_worker(b) or (python_reference and isinstance(b, str)) else None for b in specs]
+    python_repro = [b if runs_in_python_worker(b) or python_reference else None for b in specs]
     selected = _select(tag, ops, contracts, problems)
     known = _opval.KnownFailures.load(known_failures) if known_failures else None
-    settings = dict(policy=policy, seed=seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb)
-    options = make_options(**settings)
     options.backend = ",".join(b.name for b in chosen)
     several = len(chosen) > 1
     reporters = ([_opval.Reporter.side_by_side()] if several else []) + [_opval.Reporter.console(verbose, several)]
@@ -232,15 +215,16 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         for r in reporters:
             out.write(r.start(options))
         for p, source in selected:
-            for b, adapter in zip(chosen, adapter_names):
+            for b, adapter, repro_name in zip(chosen, adapter_names, python_repro):
                 if python_worker and adapter:
                     result = python_worker.run(p, source, adapter, b, options, settings)
                 elif worker and b.isolatable:
                     result = worker.run(p, b, options, source)
                 else:
                     result = _opval.run_case(p, b, options, source)
-                if adapter:
-                    result.repro = _adapter_repro(result.descriptor, adapter, policy, seed)
+                if repro_name:
+                    result.repro = _python_repro(result.descriptor, repro_name if isinstance(repro_name, str) else b.name,
+                                                 policy, seed, reference)
                 if known is not None:
                     result.known_failure = known.cause(result.backend, result.descriptor)
                 summary.add(result)

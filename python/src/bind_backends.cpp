@@ -30,6 +30,8 @@ std::string one_line(const nb::python_error& e) {
 ///   supports(problem) -> None | True (runs) | str (SKIPPED with that reason)
 ///                        | ("unimplemented", reason)
 ///   execute(problem, inputs: list[Tensor], outputs: list[Tensor]) -> None | str (implementation)
+///                        | (implementation, rounded_to_output: bool), the latter from a float64
+///                        reference whose results are rounded to the output types (a cast)
 /// They run with the GIL held; a Python exception fails the case with its one-line message.
 class callable_backend final : public backend {
  public:
@@ -59,8 +61,15 @@ class callable_backend final : public backend {
     for (const tensor& t : in) inputs.append(nb::cast(t));
     for (const tensor& t : out) outputs.append(nb::cast(t));
     try {
-      nb::object implementation = execute_(p, inputs, outputs);
-      return {implementation.is_none() ? name_ : nb::cast<std::string>(nb::str(implementation)), ""};
+      nb::object answer = execute_(p, inputs, outputs);
+      execution_info info{name_, ""};
+      nb::handle implementation = answer;
+      if (nb::isinstance<nb::tuple>(answer) && nb::len(answer) == 2) {
+        implementation = answer[0];
+        info.rounded_to_output = nb::cast<bool>(answer[1]);
+      }
+      if (!implementation.is_none()) info.implementation = nb::cast<std::string>(nb::str(implementation));
+      return info;
     } catch (const nb::python_error& e) {
       throw std::runtime_error(one_line(e));
     }

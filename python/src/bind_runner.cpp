@@ -35,7 +35,17 @@ void bind_options(nb::module_& m) {
       .def_rw("poison_check", &run_options::poison_check)
       .def_rw("input_check", &run_options::input_check)
       .def_rw("threads", &run_options::threads)
-      .def_rw("leak_check", &run_options::leak_check);
+      .def_rw("leak_check", &run_options::leak_check)
+      .def("set_reference", [](run_options& o, const backend_handle& b, bool float64) {
+        o.reference = alternative_reference{b.impl, b.ref, float64};
+      }, nb::arg("backend"), nb::arg("float64") = false,
+           "judge against `backend` instead of opval's fp64 reference: with float64, it computes in float64 and "
+           "is handed f64 outputs; else it runs each problem at its contract, and the bound doubles "
+           "(docs/REFERENCES.md, 'Alternative references')")
+      .def("clear_reference", [](run_options& o) { o.reference.reset(); }, "judge against opval's fp64 reference")
+      .def_prop_ro("reference", [](const run_options& o) -> std::optional<std::string> {
+        return o.reference ? std::optional<std::string>(o.reference->name()) : std::nullopt;
+      }, "the alternative reference's name, or None for opval's own fp64 reference");
 }
 
 nb::dict timings_of(const case_timings& t) {
@@ -70,6 +80,10 @@ void bind_result(nb::module_& m) {
       .def_prop_ro("outputs", [](const case_result& r) { return r.v.outputs; })
       .def_prop_ro("failed", [](const case_result& r) { return is_failure(r.v.st); },
                    "FAILED, MISTRUSTED, CRASH or TIMEOUT")
+      .def_ro("reference", &case_result::reference,
+              "the alternative reference the case was judged against ('' for opval's own fp64 reference)")
+      .def_ro("reference_note", &case_result::reference_note,
+              "how far the alternative reference lies from opval's fp64 reference, per output")
       .def_prop_ro("timings", [](const case_result& r) { return timings_of(r.times); }, "seconds per stage")
       .def_rw("known_failure", &case_result::known_failure)
       .def_rw("repro", &case_result::repro, "the command (or Python call) that reproduces the case")

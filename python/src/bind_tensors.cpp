@@ -1,5 +1,6 @@
 // Tensors, seen from Python as zero-copy NumPy arrays.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -32,16 +33,46 @@ nb::dlpack::dtype storage_dlpack_type(dtype t) {
   return nb::dtype<std::uint8_t>();
 }
 
-/// A NumPy array over t's elements (no copy). The array owns a reference to t's storage, so
-/// it stays valid however long Python keeps it.
-nb::object numpy_view(const tensor& t) {
+/// The DLPack type of t's elements for exchange with frameworks (DLPack 1.1 has bfloat16 and
+/// the OCP float8 types; opval's f8_e4m3 is e4m3fn).
+nb::dlpack::dtype exchange_dlpack_type(dtype t) {
+  auto code = [](nb::dlpack::dtype_code c, std::uint8_t bits) {
+    return nb::dlpack::dtype{static_cast<std::uint8_t>(c), bits, 1};
+  };
+  switch (t) {
+    case dtype::bf16: return code(nb::dlpack::dtype_code::Bfloat, 16);
+    case dtype::f8_e4m3: return code(nb::dlpack::dtype_code::Float8_E4M3FN, 8);
+    case dtype::f8_e5m2: return code(nb::dlpack::dtype_code::Float8_E5M2, 8);
+    default: return storage_dlpack_type(t);
+  }
+}
+
+/// An array over t's elements (no copy), of DLPack type `type`: a NumPy array for
+/// view<nb::numpy>, nanobind's own array object for view<>. It owns a reference to t's storage,
+/// so it stays valid however long Python keeps it.
+template <class... Framework>
+nb::object view(const tensor& t, nb::dlpack::dtype type) {
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   const std::vector<std::int64_t> strides(t.strides().begin(), t.strides().end());
   auto* keep = new tensor(t);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<tensor*>(p); });
-  nb::ndarray<nb::numpy> array(const_cast<void*>(t.data()), shape.size(), shape.data(), owner, strides.data(),
-                               storage_dlpack_type(t.type()));
+  nb::ndarray<Framework...> array(const_cast<void*>(t.data()), shape.size(), shape.data(), owner, strides.data(), type);
   return array.cast();
+}
+
+nb::object numpy_view(const tensor& t) { return view<nb::numpy>(t, storage_dlpack_type(t.type())); }
+
+/// The DLPack protocol's `__dlpack__`: a capsule over t's memory (no copy) in t's own element
+/// type, which torch.from_dlpack, jax.dlpack.from_dlpack and np.from_dlpack (for types NumPy
+/// has) take. Host memory only, never a copy: dl_device other than the CPU, or copy=True, is a
+/// BufferError, as the protocol asks of a producer that cannot.
+nb::object dlpack_capsule(const tensor& t, nb::kwargs kwargs) {
+  if (kwargs.contains("copy") && !kwargs["copy"].is_none() && PyObject_IsTrue(kwargs["copy"].ptr()) == 1)
+    throw nb::buffer_error("opval tensors are exported without copying (copy=True asked)");
+  if (kwargs.contains("dl_device") && !kwargs["dl_device"].is_none() &&
+      !kwargs["dl_device"].equal(nb::make_tuple(1, 0)))
+    throw nb::buffer_error("opval tensors live in host memory: only dl_device (1, 0) is available");
+  return view<>(t, exchange_dlpack_type(t.type()));
 }
 
 }  // namespace
@@ -55,6 +86,8 @@ void bind_tensors(nb::module_& m) {
       .def("numpy", &numpy_view,
            "the elements as a NumPy array over the same memory (bf16 and fp8 as uint16 / uint8 bit patterns)")
       .def("to_list", &tensor::to_vector, "every element, exactly, as floats in row-major order")
+      .def("__dlpack__", &dlpack_capsule, "DLPack export (no copy; bf16 and fp8 in their own DLPack types)")
+      .def("__dlpack_device__", [](const tensor&) { return std::make_pair(1, 0); }, "(kDLCPU, 0): host memory")
       .def("__repr__", [](const tensor& t) {
         return "Tensor(" + std::string(to_string(t.type())) + ", " + to_string(t.shape()) + ")";
       });

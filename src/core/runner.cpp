@@ -108,6 +108,29 @@ judgement judge_by_constant(std::string text) {
   return j;
 }
 
+// Against an alternative reference with the contract's rounding, whose own error adds to the
+// kernel's, the bound doubles (|kernel - alt| <= |kernel - exact| + |alt - exact|) and the
+// rounding-bias test, which needs exact values, does not apply. A policy with its own
+// tolerance (exact, fixed) is taken as the user's tolerance against that reference.
+void widen_for_reference(judgement& j, const std::string& name, const reference_values& ref, policy_kind kind) {
+  if (!ref.rounded || kind == policy_kind::exact || kind == policy_kind::fixed) return;
+  const double factor = ref.bound_factor();
+  j.total = map_reference(j.total, [&](std::int64_t, double b) { return factor * b; });
+  j.bound_text = fmt::format("{:g} x ({}), as the reference {} has the contract's rounding error too", factor,
+                             j.bound_text, name);
+  j.bias_skip = "judged against another rounded result, not exact values";
+}
+
+// Records how far the alternative reference lies from the op's own, and names it in the
+// reason of a case that did not pass, when it is beyond the bound: the reference, not only
+// the kernel, may be what differs.
+void explain_reference(case_result& r, const std::vector<std::string>& agreement, bool disagree) {
+  r.reference_note = fmt::format("{} vs opval's fp64 reference: {}", r.reference, fmt::join(agreement, "; "));
+  if (disagree && r.v.st != state::passed)
+    r.v.reason += fmt::format("; the reference {} itself differs from opval's fp64 reference ({})", r.reference,
+                              fmt::join(agreement, "; "));
+}
+
 // What was decided about one output from its metrics.
 void decide(output_verdict& ov, const judgement& j) {
   const metrics& m = ov.m;
@@ -333,8 +356,12 @@ std::string perturbation_finding(const problem& p, backend& b, std::uint64_t see
 }
 
 std::string repro_command(const problem& p, const run_options& o, const std::string& backend_name) {
-  return fmt::format("opval repro '{}' --seed {} --backend {} --policy {}", p.to_string(), o.seed,
-                     backend_name, o.pol.to_string());
+  std::string cmd = fmt::format("opval repro '{}' --seed {} --backend {} --policy {}", p.to_string(), o.seed,
+                                backend_name, o.pol.to_string());
+  if (o.reference && !o.reference->ref.empty())
+    cmd += o.reference->ref.plugin_path.empty() ? " --reference " + o.reference->ref.name
+                                                : " --reference '" + o.reference->ref.plugin_path + "'";
+  return cmd;
 }
 
 // Runs the kernel `runs` more times (opval/heap_stats.hpp); a kernel whose every run grows
@@ -366,6 +393,18 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     std::span<tensor> s(ins);
     return spec.fill(p, o.seed, s);
   });
+  // An alternative reference runs first, on the inputs as filled: one that fails leaves no
+  // verdict to give, and the kernel need not run.
+  reference_values alt;
+  if (o.reference) {
+    try {
+      alt = timed(r.times.reference, [&] { return reference_outputs(*o.reference, p, ins); });
+    } catch (const std::exception& e) {
+      r.v.st = state::skipped;
+      r.v.reason = fmt::format("no verdict: the reference {} failed on this problem: {}", r.reference, e.what());
+      return;
+    }
+  }
   kc.remember_inputs(ins, in_ops);
   backend_run_times bt;
   r.exec = kc.run(b, ins, outs, &bt);
@@ -381,6 +420,9 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   r.memory.run = bt.memory;
   std::vector<tensor> refs = allocate_f64(out_ops);
   timed(r.times.reference, [&] { spec.reference(p, ins, refs); });
+  const std::vector<tensor>& expected = o.reference ? alt.outputs : refs;  // what the kernel is judged against
+  std::vector<std::string> agreement;  // the alternative against the own reference, per output
+  bool references_disagree = false;
 
   std::vector<judgement> js(outs.size());
   std::vector<error_bound> bounds;
@@ -425,9 +467,16 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
         r.v.policy += " (output '" + out_ops[i].name + "' judged relative-to-sim:m=" + fmt::format("{:g}", m) +
                       ": " + bounds[i].why_not + ")";
     }
+    if (o.reference) {
+      reference_agreement a =
+          compare_references(out_ops[i].name, alt.outputs[i], refs[i], j.total.empty() ? nullptr : &j.total, p.dt.dst);
+      agreement.push_back(a.text);
+      references_disagree = references_disagree || !a.agrees;
+      widen_for_reference(j, r.reference, alt, o.pol.kind);
+    }
     output_verdict ov;
     ov.name = out_ops[i].name;
-    compare_input ci{&outs[i], &refs[i], j.total.empty() ? nullptr : &j.total, j.compute, p.dt.dst, o.worst_k,
+    compare_input ci{&outs[i], &expected[i], j.total.empty() ? nullptr : &j.total, j.compute, p.dt.dst, o.worst_k,
                      o.pol.bias_z, o.pol.bias_min_ulps, j.bias_skip.empty(), j.bias_skip};
     ov.m = timed(r.times.compare, [&] { return compare_outputs(ci); });
     decide(ov, j);
@@ -435,6 +484,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
     if (r.v.reason.empty() && ov.st != state::passed) r.v.reason = ov.reason;
     r.v.outputs.push_back(std::move(ov));
   }
+  if (o.reference) explain_reference(r, agreement, references_disagree);
   if (o.pol.kind == policy_kind::bound && b.name() != "sim" && (r.v.st == state::failed || p.dt.rounds_inputs()))
     if (auto seen = observe_precision(p, ft, bound_options{o.pol.false_alarm}, ins, refs, outs)) {
       r.observed_contract = seen->contract;
@@ -465,10 +515,12 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   r.backend = b.name();
   r.backend_version = b.version();
   r.source = source;
+  if (o.reference) r.reference = o.reference->name();
   r.repro = repro_command(p, o, b.name());
   const unsigned valgrind_errors = detail::valgrind_error_count();
   try {
     support s = b.supports(p);
+    if (s.ok && o.reference) s = reference_support(*o.reference, p);
     if (!s.ok) {
       r.v.st = s.st;
       r.v.reason = s.reason;

@@ -124,6 +124,10 @@ int worker_main(int argc, char** argv) {
     try {
       detail::case_request req = detail::parse_request(line);
       backend& b = backend_for(req.ref, backends);
+      if (req.opts.reference) {  // kept in `backends`: a non-owning pointer
+        backend& made = backend_for(req.opts.reference->ref, backends);
+        req.opts.reference->impl = std::shared_ptr<backend>(std::shared_ptr<backend>(), &made);
+      }
       const std::string answer =
           std::string(detail::result_prefix) + to_json_line(run_case_caught(req.lp, b, req.opts)) + "\n";
       write_all(answer_fd, answer.data(), answer.size());

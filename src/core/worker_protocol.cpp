@@ -1,6 +1,7 @@
 // Encoding of the runner -> worker requests (see worker_protocol.hpp).
 #include "core/worker_protocol.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "opval/error.hpp"
@@ -28,8 +29,27 @@ policy policy_from(const json& j) {
   return p;
 }
 
+// An alternative reference travels as the way to make it; the worker makes it (worker.cpp).
+json reference_json(const std::optional<alternative_reference>& r) {
+  if (!r) return nullptr;
+  if (r->ref.empty())
+    throw error(fmt::format("the reference {} was made in this process and cannot run in a worker process "
+                            "(name a registered backend or a plugin, or run without isolation)", r->name()));
+  return json{{"backend", r->ref.name}, {"plugin", r->ref.plugin_path}, {"float64", r->float64}};
+}
+
+std::optional<alternative_reference> reference_from(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  alternative_reference r;
+  j.at("backend").get_to(r.ref.name);
+  j.at("plugin").get_to(r.ref.plugin_path);
+  j.at("float64").get_to(r.float64);
+  return r;
+}
+
 json options_json(const run_options& o) {
   return json{{"backend", o.backend},
+              {"reference", reference_json(o.reference)},
               {"policy", policy_json(o.pol)},
               {"seed", o.seed},
               {"worst_k", o.worst_k},
@@ -55,6 +75,7 @@ run_options options_from(const json& j) {
   j.at("poison_check").get_to(o.poison_check);
   j.at("input_check").get_to(o.input_check);
   j.at("threads").get_to(o.threads);
+  o.reference = reference_from(j.at("reference"));
   return o;
 }
 

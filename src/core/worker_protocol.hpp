@@ -17,7 +17,8 @@ struct case_request {
 };
 
 /// The request as one line (no newline). Every field of run_options travels: a field added
-/// there must be added here and in parse_request.
+/// there must be added here and in parse_request. An alternative reference travels as its
+/// backend_ref (the worker makes it); one without (made in Python) throws opval::error.
 std::string request_line(const located_problem& lp, const backend_ref& ref, const run_options& o);
 /// The inverse of request_line; throws opval::error on a malformed line.
 case_request parse_request(std::string_view line);

@@ -158,7 +158,8 @@ class console_reporter final : public reporter {
       backend_width_ = std::max(backend_width_, end - pos);
       pos = end + 1;
     }
-    fmt::print(out_, "opval: backend {}, policy {}, seed {}\n", o.backend, policy_text_, o.seed);
+    fmt::print(out_, "opval: backend {}, policy {}, seed {}{}\n", o.backend, policy_text_, o.seed,
+               o.reference ? ", judged against the reference " + o.reference->name() : "");
   }
 
   void on_result(const case_result& r) override {
@@ -245,6 +246,7 @@ class console_reporter final : public reporter {
       fmt::print(out_, "  memory: {}\n", memory_text(r.memory));
     }
     if (!r.observed_note.empty()) fmt::print(out_, "  observed precision: {}\n", r.observed_note);
+    if (!r.reference_note.empty()) fmt::print(out_, "  reference: {}\n", r.reference_note);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
     fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));
   }

@@ -307,6 +307,8 @@ void describe(Io& io, X& r) {
   io("actual_contract", r.exec.actual_contract);
   io("observed_contract", r.observed_contract);
   io("observed_precision", r.observed_note);
+  io.optional("reference", r.reference, !r.reference.empty());  // only with an alternative reference
+  io.optional("reference_note", r.reference_note, !r.reference_note.empty());
   io("state", r.v.st);
   io("reason", r.v.reason);
   io("policy", r.v.policy);

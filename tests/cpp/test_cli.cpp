@@ -232,6 +232,23 @@ TEST_F(CliTest, SeveralBackendsAreComparedSideBySide) {
   EXPECT_NE(repeated.out.find("side by side"), std::string::npos) << repeated.out;
 }
 
+// --reference judges against another backend at the contract; the case runs in the worker
+// process (the default isolation), which makes the reference itself from its name.
+TEST_F(CliTest, ReferenceJudgesAgainstAnotherBackendInTheWorker) {
+  REQUIRE_OP(op);
+  const std::string problem = op->suite("smoke").front();
+  cli_result r = opval({"run", "--backend", "sim", "--reference", "sim", "--problems", problem, "--jsonl", "r.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(", judged against the reference sim (at the contract)\n"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir_ / "r.jsonl"));
+  EXPECT_EQ(j["state"], "PASSED") << j.dump();
+  EXPECT_EQ(j["reference"], "sim (at the contract)");
+  EXPECT_NE(j["reference_note"].get<std::string>().find("sim (at the contract) vs opval's fp64 reference: output '"),
+            std::string::npos) << j.dump();
+  EXPECT_NE(j["repro"].get<std::string>().find(" --reference sim"), std::string::npos) << j.dump();
+  expect_bad_input({"run", "--reference", "no_such_reference", "--problems", problem}, "no_such_reference");
+}
+
 TEST_F(CliTest, UnknownBackendInAListIsBadInput) {
   expect_bad_input({"run", "--backend", "sim,no_such_backend", "--problems", "matmul m=2 n=2 k=2"},
                    "no_such_backend");

@@ -47,6 +47,21 @@ using testing::run_cli;
 
 // ------------------------------------------------------------ the worker's request
 
+// A reference made in Python has no way to be made again in the worker: an error, never a
+// case silently judged against opval's own reference instead.
+TEST(WorkerProtocol, AReferenceWithoutAWayToMakeItIsRefused) {
+  opval::run_options o;
+  o.reference = opval::alternative_reference{opval::make_backend("sim"), {}, true};
+  const opval::located_problem lp{opval::parse_problem("relu shape=7"), "here:3"};
+  try {
+    opval::detail::request_line(lp, {"sim", ""}, o);
+    FAIL() << "expected an error";
+  } catch (const opval::error& e) {
+    EXPECT_NE(std::string(e.what()).find("sim (float64)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot run in a worker process"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   opval::run_options o;  // every field away from its default
   o.backend = "onednn";
@@ -60,6 +75,7 @@ TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   o.poison_check = false;
   o.input_check = false;
   o.threads = {1, 2};
+  o.reference = opval::alternative_reference{nullptr, {"", "/some/plugin.so"}, true};
   const opval::located_problem lp{opval::parse_problem("relu shape=7"), "here:3"};
   const auto req = opval::detail::parse_request(opval::detail::request_line(lp, {"onednn", ""}, o));
   const opval::run_options& g = req.opts;
@@ -74,6 +90,11 @@ TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   EXPECT_EQ(g.poison_check, o.poison_check);
   EXPECT_EQ(g.input_check, o.input_check);
   EXPECT_EQ(g.threads, o.threads);
+  ASSERT_TRUE(g.reference.has_value());
+  EXPECT_EQ(g.reference->ref.plugin_path, "/some/plugin.so");
+  EXPECT_EQ(g.reference->ref.name, "");
+  EXPECT_TRUE(g.reference->float64);
+  EXPECT_EQ(g.reference->impl, nullptr) << "the worker makes the reference itself";
   EXPECT_EQ(req.lp.source, "here:3");
   EXPECT_EQ(req.lp.prob.to_string(), lp.prob.to_string());
 }
@@ -92,6 +113,13 @@ TEST(ResultJson, RoundTripOfRealResultsIsExact) {
     case_result r = run_case(parse_problem(d), *sim, run_options{});
     ASSERT_FALSE(r.v.outputs.empty());
     expect_round_trip(r);
+    EXPECT_EQ(to_json_line(r).find("\"reference_note\""), std::string::npos) << "no alternative reference, no field";
+    run_options against_sim;
+    against_sim.reference = alternative_reference{make_sim_backend(), {"sim", ""}, false};
+    case_result judged = run_case(parse_problem(d), *sim, against_sim);
+    ASSERT_FALSE(judged.reference_note.empty());
+    expect_round_trip(judged);
+    EXPECT_EQ(from_json_line(to_json_line(judged)).reference_note, judged.reference_note);
   }
 }
 

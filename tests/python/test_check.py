@@ -216,3 +216,31 @@ def test_assert_ok_raises_with_the_explanation_and_repro():
         matmul_check(K.matmul_dropped_k, problems=MATMUL_F32[:1], raise_on_failure=True)
     message = str(caught.value)
     assert "matmul_dropped_k" in message and "opval.check('matmul', matmul_dropped_k" in message
+
+
+def test_torch_and_jax_kernels_get_their_own_arrays_through_dlpack():
+    """arrays="torch" / "jax": the kernel computes with the framework on opval's inputs; a
+    correct one passes in bf16, a dropped k term fails."""
+    import jax
+    import jax.numpy as jnp
+    import torch
+
+    jax.config.update("jax_enable_x64", True)
+    bf16 = ["matmul m=7 n=5 k=9 dt=bf16:f32:bf16", "matmul m=33 n=17 k=65 ta=1 dt=bf16:f32:bf16"]
+
+    def torch_matmul(A, B, *, alpha):
+        assert isinstance(A, torch.Tensor) and A.dtype == torch.bfloat16
+        return (alpha * (A.float() @ B.float())).to(torch.bfloat16)
+
+    def jax_matmul(A, B, *, alpha):
+        assert A.dtype == jnp.bfloat16
+        return (alpha * jnp.matmul(A.astype(jnp.float32), B.astype(jnp.float32), precision="highest")).astype(jnp.bfloat16)
+
+    def jax_dropped_k(A, B, *, alpha):
+        return jax_matmul(A[:, :-1], B[:-1, :], alpha=alpha)
+
+    for kernel, arrays in ((torch_matmul, "torch"), (jax_matmul, "jax")):
+        result = opval.check("matmul", kernel, contracts="bf16", attrs=MATMUL_SUPPORT, problems=bf16, arrays=arrays)
+        assert result.passed, result.explain()
+    failing(opval.check("matmul", jax_dropped_k, contracts="bf16", attrs=MATMUL_SUPPORT, problems=bf16, arrays="jax"),
+            count=len(bf16))

@@ -67,6 +67,46 @@ def test_tensors_are_numpy_views_over_opvals_memory():
     assert seen["dtype"] == np.dtype(ml_dtypes.bfloat16)
 
 
+@pytest.mark.parametrize("contract", ["f32", "bf16:f32:bf16", "f16", "f8_e4m3:f32:f32", "f8_e5m2:f32:f32", "i8:i32:i8", "f64"])
+def test_tensors_export_through_dlpack_in_their_own_types_without_copying(contract):
+    """torch.from_dlpack and jax.dlpack.from_dlpack take opval's tensors (a transposed view
+    included) in their own element types, bf16 and fp8 too; torch shares the memory."""
+    import jax
+    import torch
+
+    jax.config.update("jax_enable_x64", True)
+    a = opval.Problem(f"matmul m=3 n=4 k=5 ta=1 dt={contract}").make_inputs(1)[0]
+    view = opval.to_numpy(a)
+    assert a.__dlpack_device__() == (1, 0)
+    t = torch.from_dlpack(a)
+    names = {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+    assert str(t.dtype).removeprefix("torch.") == names.get(view.dtype.name, view.dtype.name)
+    assert t.data_ptr() == view.ctypes.data and tuple(t.stride()) == tuple(a.strides)
+    assert np.array_equal(t.float().numpy(), view.astype(np.float32))
+    j = jax.dlpack.from_dlpack(a)
+    assert j.dtype == view.dtype and np.array_equal(np.asarray(j).astype(np.float32), view.astype(np.float32))
+    t[0, 0] = 0  # a write through torch lands in opval's tensor
+    assert a.to_list()[0] == 0
+
+
+def test_dlpack_refuses_what_it_cannot_give():
+    a = opval.Problem("relu shape=4 dt=f32").make_inputs(1)[0]
+    with pytest.raises(BufferError, match="without copying"):
+        a.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="host memory"):
+        a.__dlpack__(dl_device=(2, 0))
+    assert np.from_dlpack(a).ctypes.data == opval.to_numpy(a).ctypes.data
+    b = opval.Problem("relu shape=4 dt=f64").make_inputs(1)[0]
+    import jax
+
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(TypeError, match="jax_enable_x64"):
+            opval.to_jax(b)
+    finally:
+        jax.config.update("jax_enable_x64", True)
+
+
 def test_arrays_outlive_the_case_safely():
     kept = []
 

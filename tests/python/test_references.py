@@ -1,8 +1,6 @@
 """opval's C++ fp64 references, cross-checked against PyTorch float64 on every op's smoke and
 regression suites: the torch adapter's mapping of each op, run in float64 on the very inputs
 opval fills, must agree with opval's reference to within float64 rounding."""
-import math
-
 import numpy as np
 import pytest
 import torch

@@ -59,6 +59,7 @@ struct list_args {
 struct case_args {
   std::vector<std::string> backends;  ///< empty: sim, unless a plugin is given
   std::string plugin;                 ///< a kernel plugin: one more backend under test
+  std::string reference;              ///< judge against this backend or plugin (at the contract)
   std::string policy = "bound";
   std::uint64_t seed = 1;
   int worst = 5;
@@ -110,6 +111,10 @@ void add_case_options(CLI::App& cmd, case_args& a) {
                  "also test the kernel plugin (shared library, see docs/PLUGINS.md); alone when"
                  " no --backend is given")
       ->type_name("PATH");
+  cmd.add_option("--reference", a.reference,
+                 "judge against this backend (a name, or a plugin's path) run at the problem's contract,"
+                 " with twice the bound, instead of opval's fp64 reference (docs/REFERENCES.md)")
+      ->type_name("B|PATH");
   cmd.add_option("--policy", a.policy,
                  "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
       ->capture_default_str();
@@ -293,6 +298,16 @@ std::vector<located_problem> select_problems(const run_args& a) {
 
 // ---------------------------------------------------------------- running
 
+/// --reference: a plugin when the text is a path (ends in .so or names a folder), else a
+/// registered backend; made now, so that an unknown name is bad input before anything runs.
+alternative_reference make_reference(const std::string& text) {
+  const bool plugin = text.ends_with(".so") || text.find('/') != std::string::npos;
+  alternative_reference r;
+  r.impl = plugin ? std::shared_ptr<backend>(load_plugin_backend(text)) : std::shared_ptr<backend>(make_backend(text));
+  r.ref = plugin ? backend_ref{"", text} : backend_ref{text, ""};
+  return r;
+}
+
 run_options make_run_options(const case_args& a) {
   run_options o;
   o.pol = parse_policy(a.policy);
@@ -305,6 +320,7 @@ run_options make_run_options(const case_args& a) {
   o.poison_check = !a.no_poison;
   o.input_check = !a.no_input_check;
   o.threads = a.threads;
+  if (!a.reference.empty()) o.reference = make_reference(a.reference);
   return o;
 }
 

@@ -4,27 +4,40 @@ cannot express (a contract, an attribute) is SKIPPED with the reason (docs/PYTHO
 "Framework adapters")."""
 from .base import FrameworkOp
 
-__all__ = ["FrameworkOp", "backend", "NAMES"]
+__all__ = ["FrameworkOp", "backend", "reference", "NAMES", "REFERENCE_NAMES"]
 
 NAMES = ("torch", "torch_compile", "onnxruntime", "jax")
+# The frameworks offered as float64 references: torch.compile is torch's own ops compiled, so
+# the eager float64 run is the same reference, without the compilation.
+REFERENCE_NAMES = ("torch", "onnxruntime", "jax")
 
 
-def backend(name: str):
-    """The adapter backend `name` (NAMES): torch, torch_compile, onnxruntime, jax."""
+def backend(name: str, float64: bool = False):
+    """The adapter backend `name` (NAMES): torch, torch_compile, onnxruntime, jax. With
+    float64, the framework's mapping of each op computed in float64 and not rounded to the
+    output type: what reference() returns."""
     if name == "torch":
         from .pytorch import torch_backend
 
-        return torch_backend()
-    if name == "torch_compile":
+        return torch_backend(float64=float64)
+    if name == "torch_compile" and not float64:
         from .pytorch import torch_backend
 
         return torch_backend(compile=True)
     if name == "onnxruntime":
         from .onnxruntime import onnxruntime_backend
 
-        return onnxruntime_backend()
+        return onnxruntime_backend(float64)
     if name == "jax":
         from .jax_xla import jax_backend
 
-        return jax_backend()
-    raise ValueError(f"unknown framework backend '{name}' (known: {', '.join(NAMES)})")
+        return jax_backend(float64)
+    known = REFERENCE_NAMES if float64 else NAMES
+    raise ValueError(f"unknown framework {'reference' if float64 else 'backend'} '{name}' (known: {', '.join(known)})")
+
+
+def reference(name: str):
+    """The framework `name` (REFERENCE_NAMES) as a float64 reference: its own operators, on the
+    case's inputs converted exactly to float64, computing in float64 whatever the kernel's
+    contract; an op or attribute it does not map is refused, and the case SKIPPED naming it."""
+    return backend(name, float64=True)

@@ -29,10 +29,14 @@ def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | N
     return None
 
 
-def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool = False) -> str | None:
+def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool = False,
+                     float64: bool = False) -> str | None:
     """Why a framework that computes with its own operators and rounds to nearest cannot
     honour p's contract; None when it can. A framework that keeps subnormals cannot honour
-    denorm=ftz; one that flushes them (flushes_subnormals) can."""
+    denorm=ftz; one that flushes them (flushes_subnormals) can. A float64 reference
+    (float64=True) computes the op itself, not the kernel's contract: nothing to refuse."""
+    if float64:
+        return None
     c = p.contract
     if c.rounds_inputs():
         return (f"contract {c.types_string()} rounds inputs to {_opval.dtype_name(c.math)} inside the kernel: "
@@ -45,9 +49,12 @@ def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool
     return None
 
 
-def compute_dtype(p: _opval.Problem) -> _opval.dtype:
+def compute_dtype(p: _opval.Problem, float64: bool = False) -> _opval.dtype:
     """The type a framework case computes in: the contract's accumulation type (f16 for
-    f16:f16:f16, f32, f64), f64 for integer contracts (exact for their i32 sums)."""
+    f16:f16:f16, f32, f64), f64 for integer contracts (exact for their i32 sums); f64 always
+    for an adapter made as a float64 reference (float64=True)."""
+    if float64:
+        return _opval.dtype.f64
     acc = p.contract.acc
     if acc == _opval.dtype.tf32:
         return _opval.dtype.f32

@@ -178,10 +178,12 @@ inline std::string validation_error(const std::string& line) {
 /// A backend computing with a plain function (a planted bug or a variant kernel).
 class function_backend final : public backend {
  public:
-  function_backend(std::string name, kernel_fn k) : name_(std::move(name)), k_(std::move(k)) {}
+  using support_fn = std::function<support(const problem&)>;
+  function_backend(std::string name, kernel_fn k, support_fn s = {})
+      : name_(std::move(name)), k_(std::move(k)), s_(std::move(s)) {}
   std::string name() const override { return name_; }
   std::string version() const override { return "test"; }
-  support supports(const problem&) const override { return support::yes(); }
+  support supports(const problem& p) const override { return s_ ? s_(p) : support::yes(); }
   execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
     k_(p, in, out);
     return {name_, ""};
@@ -190,6 +192,7 @@ class function_backend final : public backend {
  private:
   std::string name_;
   kernel_fn k_;
+  support_fn s_;
 };
 
 /// run_case with default options (bound policy, seed 1, perturbation check on).

@@ -48,10 +48,10 @@ from .ops_attention import ATTENTION_CHOICES, ATTENTION_OPS
 from .ops_eltwise import ELTWISE_CHOICES, ELTWISE_OPS
 from .ops_gemm import GEMM_CHOICES, GEMM_OPS
 from .ops_norm import NORM_OPS
-from ..rounding import round_to_output
+from ..rounding import output_type, store
 from .static import StaticProblem
 
-__all__ = ["OPS", "JaxAdapter", "jax_backend", "round_to_output", "StaticProblem"]
+__all__ = ["OPS", "JaxAdapter", "jax_backend", "StaticProblem"]
 
 OPS: dict[str, FrameworkOp] = {**ELTWISE_OPS, **NORM_OPS, **GEMM_OPS, **ATTENTION_OPS}
 
@@ -127,7 +127,8 @@ class JaxAdapter:
 
     name = "jax"
 
-    def __init__(self) -> None:
+    def __init__(self, float64: bool = False) -> None:
+        self.float64 = float64
         self.x64_refusal = enable_x64()
         self.flushes_subnormals = flushes_subnormals()
         self.version = f"jax {jax.__version__}, jaxlib {jaxlib.__version__} (jit, XLA CPU)"
@@ -146,31 +147,31 @@ class JaxAdapter:
         if op is None:
             return ("unimplemented", f"the jax adapter has no mapping for {p.op}")
         # XLA on the CPU flushes subnormals, which is what denorm=ftz allows (checked at creation).
-        why = contract_refusal(p, "JAX", flushes_subnormals=self.flushes_subnormals)
+        why = contract_refusal(p, "JAX", flushes_subnormals=self.flushes_subnormals, float64=self.float64)
         if why:
             return why
-        if compute_dtype(p) == _opval.dtype.f64 and self.x64_refusal:
+        if compute_dtype(p, self.float64) == _opval.dtype.f64 and self.x64_refusal:
             return f"{p.contract.types_string()} computes in f64: {self.x64_refusal}"
         return op.supports(p) if op.supports else None
 
     def execute(self, p: _opval.Problem, inputs: list, outputs: list) -> str:
-        compute = numpy_dtype(compute_dtype(p))
+        compute = numpy_dtype(compute_dtype(p, self.float64))
         operands = {o.name: _operand(t, o, compute) for o, t in zip(p.inputs(), inputs)}
         choose = CHOICES.get(p.op)
         static = StaticProblem.of(p, choose(p, operands) if choose else None)
         results = self._jitted[p.op](static, operands, compute)
-        for result, target, operand in zip(results, outputs, p.outputs()):
-            value = np.asarray(result)
-            want = numpy_dtype(operand.dtype)
-            if value.dtype not in (compute, want):
+        values = [np.asarray(result) for result in results]
+        for value, target, operand in zip(values, outputs, p.outputs()):
+            if value.dtype not in (compute, numpy_dtype(output_type(p, operand, target))):
                 raise RuntimeError(f"jax computed {p.op} in {value.dtype}, not {compute}"
                                    + (" (was jax_enable_x64 turned off?)" if compute == np.float64 else ""))
-            np.copyto(to_numpy(target), round_to_output(value, operand.dtype))
+        rounded = store(p, values, outputs)
         path = static.choice("path", None)
-        return f"jax jit (XLA CPU), {compute.name} compute" + (f", {path}" if path else "")
+        return f"jax jit (XLA CPU), {compute.name} compute" + (f", {path}" if path else ""), rounded
 
 
-def jax_backend() -> _opval.Backend:
-    """JAX (jax.jit on the CPU) as an opval Backend."""
-    adapter = JaxAdapter()
+def jax_backend(float64: bool = False) -> _opval.Backend:
+    """JAX (jax.jit on the CPU) as an opval Backend; with float64, as a float64 reference
+    (adapters.reference)."""
+    adapter = JaxAdapter(float64)
     return _opval.callable_backend(adapter.name, adapter.version, adapter.supports, adapter.execute)

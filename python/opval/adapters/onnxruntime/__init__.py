@@ -20,13 +20,11 @@ cache, IOBinding run, the CPU kernel registry check).
 """
 from __future__ import annotations
 
-import numpy as np
 import onnxruntime as ort
 
 from ... import _opval
-from ...arrays import numpy_dtype, to_numpy
 from ..base import FrameworkOp, contract_refusal
-from ..rounding import round_to_output
+from ..rounding import store
 from .case import compute_type, operands
 from .graph import OPSET
 from .ops_attention import ATTENTION_OPS
@@ -44,29 +42,30 @@ class OnnxRuntimeAdapter:
 
     name = "onnxruntime"
 
-    def __init__(self):
+    def __init__(self, float64: bool = False):
+        self.float64 = float64
         self.version = f"onnxruntime {ort.__version__} (CPUExecutionProvider, opset {OPSET})"
 
     def supports(self, p: _opval.Problem):
         op = OPS.get(p.op)
         if op is None:
             return ("unimplemented", f"the onnxruntime adapter has no mapping for {p.op}")
-        why = contract_refusal(p, "onnxruntime")
+        why = contract_refusal(p, "onnxruntime", float64=self.float64)
         if why is None and op.supports:
-            why = op.supports(p)
+            why = op.supports(p, compute_type(p, self.float64))
         return why
 
     def execute(self, p: _opval.Problem, inputs: list, outputs: list) -> str:
-        compute = compute_type(p)
+        compute = compute_type(p, self.float64)
         x = operands(p, inputs, compute)
         graph = OPS[p.op].build(p, x, compute)
         results = graph.run()
-        for result, target, operand in zip(results, outputs, p.outputs()):
-            np.copyto(to_numpy(target), round_to_output(result, operand.dtype))
-        return f"onnxruntime CPU, opset {OPSET} {graph.op_types()}, {compute.name} compute"
+        rounded = store(p, results, outputs)
+        return f"onnxruntime CPU, opset {OPSET} {graph.op_types()}, {compute.name} compute", rounded
 
 
-def onnxruntime_backend() -> _opval.Backend:
-    """ONNX Runtime (CPUExecutionProvider) as an opval Backend."""
-    adapter = OnnxRuntimeAdapter()
+def onnxruntime_backend(float64: bool = False) -> _opval.Backend:
+    """ONNX Runtime (CPUExecutionProvider) as an opval Backend; with float64, as a float64
+    reference (adapters.reference)."""
+    adapter = OnnxRuntimeAdapter(float64)
     return _opval.callable_backend(adapter.name, adapter.version, adapter.supports, adapter.execute)

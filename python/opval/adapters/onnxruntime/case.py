@@ -18,9 +18,10 @@ from .graph import Graph
 Build = Callable[[_opval.Problem, dict, np.dtype], Graph]
 
 
-def compute_type(p: _opval.Problem) -> np.dtype:
-    """The NumPy type a case computes in (float64, float32, or float16 for f16:f16:f16)."""
-    return numpy_dtype(compute_dtype(p))
+def compute_type(p: _opval.Problem, float64: bool = False) -> np.dtype:
+    """The NumPy type a case computes in (float64, float32, or float16 for f16:f16:f16;
+    float64 always for a float64 reference)."""
+    return numpy_dtype(compute_dtype(p, float64))
 
 
 def is_float(dtype: np.dtype) -> bool:
@@ -63,16 +64,16 @@ def onnx_op(build: Build, refusal: Callable[[_opval.Problem], str | None] | None
     def run(p, x, compute):
         return build(p, x, compute).run()
 
-    def supports(p):
-        return (refusal(p) if refusal else None) or prepare(build, p)
+    def supports(p, compute: np.dtype | None = None):
+        return (refusal(p) if refusal else None) or prepare(build, p, compute)
 
     return OnnxOp(run=run, supports=supports, build=build)
 
 
-def prepare(build: Build, p: _opval.Problem) -> str | None:
-    """Builds the case's graph and its session (cached for execute); the reason ORT's CPU
-    provider cannot run it, or None."""
-    compute = compute_type(p)
+def prepare(build: Build, p: _opval.Problem, compute: np.dtype | None = None) -> str | None:
+    """Builds the case's graph, computing in `compute` (default: compute_type(p)), and its
+    session (cached for execute); the reason ORT's CPU provider cannot run it, or None."""
+    compute = compute_type(p) if compute is None else compute
     graph = build(p, placeholders(p, compute), compute)
     if compute == np.float16:
         missing = graph.missing_float16_kernel()

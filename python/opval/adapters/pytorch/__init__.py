@@ -10,26 +10,26 @@ CPU and are SKIPPED, as is anything an op's table does not map.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ... import _opval
 from ...arrays import from_any as torch_to_numpy
-from ...arrays import to_numpy, to_torch
+from ...arrays import to_torch
 from ..base import FrameworkOp, compute_dtype, contract_refusal
 from .ops_attention import ATTENTION_OPS
 from .ops_eltwise import ELTWISE_OPS
 from .ops_gemm import GEMM_OPS
-from ..rounding import round_to_output
+from ..rounding import store
 from .ops_norm import NORM_OPS
 from .types import torch_type
 
 OPS: dict[str, FrameworkOp] = {**ELTWISE_OPS, **NORM_OPS, **GEMM_OPS, **ATTENTION_OPS}
 
 
-def compute_type(p: _opval.Problem) -> torch.dtype | str:
-    """The torch type a case computes in, or the reason torch cannot honour the contract."""
-    return contract_refusal(p, "torch") or torch_type(compute_dtype(p))
+def compute_type(p: _opval.Problem, float64: bool = False) -> torch.dtype | str:
+    """The torch type a case computes in, or the reason torch cannot honour the contract
+    (float64: as a float64 reference, see adapters.reference)."""
+    return contract_refusal(p, "torch", float64=float64) or torch_type(compute_dtype(p, float64))
 
 
 def to_compute(t: torch.Tensor, compute: torch.dtype) -> torch.Tensor:
@@ -41,8 +41,8 @@ def to_compute(t: torch.Tensor, compute: torch.dtype) -> torch.Tensor:
 class TorchAdapter:
     """supports() and execute() of the torch backends."""
 
-    def __init__(self, compile: bool = False):
-        self.compile = compile
+    def __init__(self, compile: bool = False, float64: bool = False):
+        self.compile, self.float64 = compile, float64
         self.name = "torch_compile" if compile else "torch"
         self.version = f"torch {torch.__version__}" + (" (torch.compile, inductor, CPU)" if compile else " (eager, CPU)")
         if compile:
@@ -54,7 +54,7 @@ class TorchAdapter:
         op = OPS.get(p.op)
         if op is None:
             return ("unimplemented", f"the torch adapter has no mapping for {p.op}")
-        compute = compute_type(p)
+        compute = compute_type(p, self.float64)
         if isinstance(compute, str):
             return compute
         why = op.supports(p) if op.supports else None
@@ -67,7 +67,7 @@ class TorchAdapter:
         return {o.name: to_compute(to_torch(t), compute) for o, t in zip(p.inputs(), inputs)}
 
     def execute(self, p: _opval.Problem, inputs: list, outputs: list) -> str:
-        compute = compute_type(p)
+        compute = compute_type(p, self.float64)
         operands = self._operands(p, inputs, compute)
         if self.compile:
             results = self._compiled.run(p, operands)
@@ -75,12 +75,11 @@ class TorchAdapter:
             with torch.no_grad():
                 results = OPS[p.op].run(p, operands, compute)
         implementation = f"torch {'compile (inductor)' if self.compile else 'eager'}, {str(compute).removeprefix('torch.')} compute"
-        for result, target, operand in zip(results, outputs, p.outputs()):
-            np.copyto(to_numpy(target), round_to_output(torch_to_numpy(result), operand.dtype))
-        return implementation
+        return implementation, store(p, [torch_to_numpy(r) for r in results], outputs)
 
 
-def torch_backend(compile: bool = False) -> _opval.Backend:
-    """PyTorch (eager, or torch.compile with Inductor) as an opval Backend."""
-    adapter = TorchAdapter(compile)
+def torch_backend(compile: bool = False, float64: bool = False) -> _opval.Backend:
+    """PyTorch (eager, or torch.compile with Inductor) as an opval Backend; with float64, as
+    a float64 reference (adapters.reference)."""
+    adapter = TorchAdapter(compile, float64)
     return _opval.callable_backend(adapter.name, adapter.version, adapter.supports, adapter.execute)
