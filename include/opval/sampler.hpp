@@ -1,0 +1,52 @@
+#pragma once
+// Timing a kernel (docs/BENCHMARKING.md): warm-up, batching of short kernels so that the
+// timer's resolution and overhead stay under 1% of a sample, then adaptive sampling until the
+// 95% confidence interval of the median is narrower than a target or a time budget runs out.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "opval/bootstrap.hpp"
+#include "opval/sample_summary.hpp"
+
+namespace opval {
+
+/// The clock the sampler reads (std::chrono::steady_clock), as measured on this machine.
+struct timer_properties {
+  double resolution = 0;  ///< the smallest step between two readings, seconds
+  double overhead = 0;    ///< the cost of one reading, seconds (median of back-to-back pairs)
+};
+/// Measures the clock (about a millisecond).
+timer_properties measure_timer();
+
+struct sampling_options {
+  double target_ci = 0.01;        ///< stop when the CI's half-width is within this fraction of the median
+  double budget_seconds = 5;      ///< stop when warm-up and sampling have taken this long
+  std::size_t min_samples = 10;   ///< never stop (for the target) before this many samples
+  std::size_t max_samples = 1000000;
+  double warmup_seconds = 0.05;   ///< run the kernel at least this long, and at least once, first
+  /// A sample lasts at least this long: shorter kernels are batched. 0 = automatic, 100 times
+  /// the timer's resolution plus overhead (1% of a sample), and at least 10 microseconds.
+  double min_sample_seconds = 0;
+  bootstrap_options ci;           ///< the interval's confidence, resamples and seed
+};
+
+struct sampling_result {
+  std::vector<double> samples;    ///< seconds per kernel call, one per sample, in order
+  std::size_t batch = 1;          ///< kernel calls per sample
+  sample_summary summary;
+  interval median_ci;
+  bool converged = false;         ///< the CI target was met
+  std::string stop_reason;        ///< "CI +-0.8% <= +-1%", "time budget of 5 s spent", ...
+  double warmup_seconds = 0, sampling_seconds = 0;
+  timer_properties timer;
+};
+
+/// Times `kernel` (one call does the work once). `between`, when set, runs before every sample
+/// and is not timed: rotating input buffers or flushing the caches (cold-cache mode). Throws
+/// opval::error on bad options; an exception from the kernel propagates.
+sampling_result sample(const std::function<void()>& kernel, const std::function<void()>& between,
+                       const sampling_options& o = {});
+
+}  // namespace opval

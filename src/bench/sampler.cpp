@@ -1,0 +1,132 @@
+#include "opval/sampler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds(steady::duration d) { return std::chrono::duration<double>(d).count(); }
+
+void check(const sampling_options& o) {
+  if (!(o.target_ci > 0)) throw error(fmt::format("the CI target must be positive, got {}", o.target_ci));
+  if (!(o.budget_seconds > 0)) throw error(fmt::format("the time budget must be positive, got {} s", o.budget_seconds));
+  if (o.min_samples < 2 || o.max_samples < o.min_samples)
+    throw error(fmt::format("need 2 <= min samples ({}) <= max samples ({})", o.min_samples, o.max_samples));
+  if (o.warmup_seconds < 0 || o.min_sample_seconds < 0) throw error("negative warm-up or sample time");
+}
+
+/// Calls per sample: grown geometrically until a batch lasts `min_sample`, each size timed
+/// twice and the shorter kept, so that a preemption during one timing does not stop the growth
+/// early (as Google Benchmark grows its iteration count).
+std::size_t calibrate_batch(const std::function<void()>& kernel, double min_sample) {
+  std::size_t batch = 1;
+  for (;;) {
+    double shortest = 1e300;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const auto t0 = steady::now();
+      for (std::size_t i = 0; i < batch; ++i) kernel();
+      shortest = std::min(shortest, seconds(steady::now() - t0));
+    }
+    if (shortest >= min_sample || batch >= (std::size_t{1} << 30)) return batch;
+    const double grow = shortest > 0 ? std::clamp(1.2 * min_sample / shortest, 1.5, 10.0) : 10.0;
+    batch = static_cast<std::size_t>(std::ceil(static_cast<double>(batch) * grow));
+  }
+}
+
+/// The sample count at which the stopping rule is evaluated next: every 25% more samples, so
+/// that the bootstrap's cost stays a small share of the sampling.
+std::size_t next_check(std::size_t n) { return std::max(n + 1, n + n / 4); }
+
+}  // namespace
+
+timer_properties measure_timer() {
+  timer_properties t;
+  // Resolution: the smallest non-zero step seen between successive readings.
+  double smallest = 1;
+  for (int i = 0; i < 1000; ++i) {
+    const auto a = steady::now();
+    auto b = steady::now();
+    while (b == a) b = steady::now();
+    smallest = std::min(smallest, seconds(b - a));
+  }
+  t.resolution = smallest;
+  // Overhead: the median cost of one reading, from runs of 1000 back-to-back readings.
+  std::vector<double> per_reading;
+  for (int run = 0; run < 21; ++run) {
+    const auto start = steady::now();
+    steady::time_point last = start;
+    for (int i = 0; i < 1000; ++i) last = steady::now();
+    per_reading.push_back(seconds(last - start) / 1000);
+  }
+  std::nth_element(per_reading.begin(), per_reading.begin() + 10, per_reading.end());
+  t.overhead = per_reading[10];
+  return t;
+}
+
+sampling_result sample(const std::function<void()>& kernel, const std::function<void()>& between,
+                       const sampling_options& o) {
+  check(o);
+  sampling_result r;
+  r.timer = measure_timer();
+  const auto start = steady::now();
+  const double budget = o.budget_seconds;
+  // Warm-up: at least one call and warmup_seconds (caches, page faults, frequency ramp-up).
+  steady::time_point now;
+  do {
+    if (between) between();
+    kernel();
+    now = steady::now();
+  } while (seconds(now - start) < o.warmup_seconds && seconds(now - start) < budget);
+  const double min_sample = o.min_sample_seconds > 0 ? o.min_sample_seconds
+                                                     : std::max(10e-6, 100 * (r.timer.resolution + r.timer.overhead));
+  r.batch = calibrate_batch(kernel, min_sample);
+  r.warmup_seconds = seconds(steady::now() - start);
+
+  const auto sampling_start = steady::now();
+  bootstrap_options quick = o.ci;
+  quick.resamples = std::min(quick.resamples, 500);  // the stopping rule's interval; the final one uses o.ci
+  std::size_t check_at = o.min_samples;
+  r.samples.reserve(std::min<std::size_t>(o.max_samples, 4096));
+  for (;;) {
+    if (between) between();
+    const auto t0 = steady::now();
+    for (std::size_t i = 0; i < r.batch; ++i) kernel();
+    const auto t1 = steady::now();
+    r.samples.push_back(seconds(t1 - t0) / static_cast<double>(r.batch));
+    const std::size_t n = r.samples.size();
+    if (n >= o.max_samples) {
+      r.stop_reason = fmt::format("the maximum of {} samples reached", o.max_samples);
+      break;
+    }
+    if (n >= check_at) {
+      check_at = next_check(n);
+      const interval ci = median_ci(r.samples, quick);
+      const double median = summarize(r.samples).median;
+      if (ci.width_relative_to(median) <= o.target_ci) {
+        r.converged = true;
+        break;
+      }
+    }
+    if (seconds(t1 - start) >= budget) {
+      r.stop_reason = fmt::format("the time budget of {:g} s spent", budget);
+      break;
+    }
+  }
+  r.sampling_seconds = seconds(steady::now() - sampling_start);
+  r.summary = summarize(r.samples);
+  r.median_ci = r.samples.size() >= 2 ? median_ci(r.samples, o.ci) : interval{r.summary.median, r.summary.median, o.ci.confidence, 1};
+  const double half_width = r.median_ci.width_relative_to(r.summary.median);
+  if (r.converged) r.stop_reason = fmt::format("CI +-{:.2g}% <= +-{:.2g}%", 100 * half_width, 100 * o.target_ci);
+  else r.stop_reason += fmt::format(" (CI +-{:.2g}%, target +-{:.2g}%)", 100 * half_width, 100 * o.target_ci);
+  return r;
+}
+
+}  // namespace opval

@@ -1,0 +1,102 @@
+// The sampler on kernels of known length (busy-waits on the same clock): the median is the
+// kernel's length, short kernels are batched, the CI target stops a steady kernel, the budget
+// stops a noisy one, the untimed step between samples stays out of the figures. The accuracy
+// figures themselves (within 2%) are bench/'s, on a quiet machine; here the tolerance allows
+// for a shared one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <thread>
+
+#include "opval/error.hpp"
+#include "opval/rng.hpp"
+#include "opval/sampler.hpp"
+
+namespace opval {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+void spin_for(double seconds) {
+  const auto end = steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(seconds));
+  while (steady::now() < end) {
+  }
+}
+
+TEST(sampler, the_clock_is_measured) {
+  const timer_properties t = measure_timer();
+  EXPECT_GT(t.resolution, 0);
+  EXPECT_LT(t.resolution, 1e-6);
+  EXPECT_GT(t.overhead, 0);
+  EXPECT_LT(t.overhead, 1e-6);
+}
+
+// A spin of `length` lasts `length` plus the clock reading that ends it (and its loop).
+TEST(sampler, the_median_of_a_known_kernel_is_its_length) {
+  for (double length : {1e-6, 10e-6, 1e-3}) {
+    sampling_options o;
+    o.budget_seconds = 1;
+    const sampling_result r = sample([&] { spin_for(length); }, {}, o);
+    const double overshoot = 3 * r.timer.overhead;
+    EXPECT_GE(r.summary.median, length * 0.99) << "length " << length << ": " << r.stop_reason;
+    EXPECT_LE(r.summary.median, length * 1.05 + overshoot) << "length " << length << ": " << r.stop_reason;
+    EXPECT_GE(r.samples.size(), o.min_samples);
+    EXPECT_LE(r.median_ci.low, r.summary.median);
+    EXPECT_GE(r.median_ci.high, r.summary.median);
+  }
+}
+
+TEST(sampler, short_kernels_are_batched_to_ten_microseconds_or_more) {
+  sampling_options o;
+  o.budget_seconds = 0.5;
+  const sampling_result short_one = sample([] { spin_for(1e-6); }, {}, o);
+  EXPECT_GE(short_one.batch, 8u);
+  EXPECT_GE(short_one.batch * short_one.summary.median, 8e-6);
+  const sampling_result long_one = sample([] { spin_for(1e-3); }, {}, o);
+  EXPECT_EQ(long_one.batch, 1u);
+}
+
+TEST(sampler, a_steady_kernel_meets_the_target_and_a_noisy_one_runs_out_of_budget) {
+  sampling_options o;
+  o.budget_seconds = 2;
+  const sampling_result steady_run = sample([] { spin_for(20e-6); }, {}, o);
+  EXPECT_TRUE(steady_run.converged) << steady_run.stop_reason;
+  EXPECT_EQ(steady_run.stop_reason.rfind("CI +-", 0), 0u) << steady_run.stop_reason;
+  EXPECT_LE(steady_run.median_ci.width_relative_to(steady_run.summary.median), 0.011);
+
+  // Lengths spread uniformly over 50..550 us: a +-0.1% interval needs far more than 0.2 s.
+  std::uint64_t call = 0;
+  o.budget_seconds = 0.2;
+  o.target_ci = 0.001;
+  const sampling_result noisy = sample([&] { spin_for(50e-6 + 500e-6 * random_uniform(3, 0, call++)); }, {}, o);
+  EXPECT_FALSE(noisy.converged);
+  EXPECT_NE(noisy.stop_reason.find("time budget of 0.2 s spent"), std::string::npos) << noisy.stop_reason;
+  EXPECT_LT(noisy.warmup_seconds + noisy.sampling_seconds, 0.5);
+}
+
+TEST(sampler, the_step_between_samples_is_run_once_per_sample_and_not_timed) {
+  std::size_t betweens = 0;
+  sampling_options o;
+  o.budget_seconds = 0.5;
+  o.min_sample_seconds = 1e-9;  // no batching: one call per sample
+  const sampling_result r = sample([] { spin_for(20e-6); }, [&] { ++betweens; spin_for(200e-6); }, o);
+  EXPECT_EQ(r.batch, 1u);
+  EXPECT_NEAR(r.summary.median / 20e-6, 1.0, 0.2);
+  const std::size_t warm_calls_at_most = static_cast<std::size_t>(o.warmup_seconds / 220e-6) + 2;
+  EXPECT_GE(betweens, r.samples.size());
+  EXPECT_LE(betweens, r.samples.size() + warm_calls_at_most);
+}
+
+TEST(sampler, bad_options_are_errors_and_kernel_exceptions_propagate) {
+  auto run = [](sampling_options o) { return sample([] {}, {}, o); };
+  EXPECT_THROW(run({.target_ci = 0}), error);
+  EXPECT_THROW(run({.budget_seconds = -1}), error);
+  EXPECT_THROW(run({.min_samples = 1}), error);
+  EXPECT_THROW(run({.min_samples = 10, .max_samples = 5}), error);
+  EXPECT_THROW(sample([] { throw std::runtime_error("kernel failed"); }, {}, {}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace opval
