@@ -18,32 +18,8 @@
 namespace opval {
 namespace {
 
-constexpr std::size_t descriptor_width = 44;
 constexpr std::string_view row_format = "{:<12} {:<44} {:<16} {:<13} {:>9} {:>9} {:>9}\n";
 
-/// The descriptor column: the op and the dt (which have their own columns) are dropped,
-/// and long descriptors are cut at a token boundary where possible so the table stays
-/// aligned; the repro command always carries the full text.
-std::string descriptor_cell(const case_result& r) {
-  std::string_view d = r.descriptor;
-  if (d.starts_with(r.op) && (d.size() == r.op.size() || d[r.op.size()] == ' '))
-    d.remove_prefix(std::min(d.size(), r.op.size() + 1));
-  std::string cell;
-  std::size_t pos = 0;
-  while (pos < d.size()) {
-    std::size_t end = d.find(' ', pos);
-    if (end == std::string_view::npos) end = d.size();
-    std::string_view token = d.substr(pos, end - pos);
-    if (!token.empty() && token != "dt=" + r.contract) cell += (cell.empty() ? "" : " ") + std::string(token);
-    pos = end + 1;
-  }
-  if (cell.empty()) cell = "(defaults)";
-  if (cell.size() <= descriptor_width) return cell;
-  std::string cut = cell.substr(0, descriptor_width - 3);
-  if (std::size_t space = cut.rfind(' '); space != std::string::npos && space > descriptor_width / 2)
-    cut.resize(space);
-  return cut + "...";
-}
 
 std::string compact(double x) {
   if (std::isnan(x)) return "nan";
@@ -173,7 +149,7 @@ class console_reporter final : public reporter {
     }
     if (!header_printed_) print_header();
     if (show_backend_) fmt::print(out_, "{:<{}} ", r.backend, backend_width_);
-    fmt::print(out_, fmt::runtime(row_format), r.op, descriptor_cell(r), r.contract,
+    fmt::print(out_, fmt::runtime(row_format), r.op, detail::descriptor_cell(r), r.contract,
                detail::state_label(v.st),
                worst_of(v, [](const metrics& m) { return m.max_ulps; }),
                worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),

@@ -1,7 +1,9 @@
 // Formatting shared by the reporters.
 #include "report/report_util.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,31 @@ std::string repro_command(const case_result& r, std::string_view policy_text) {
   if (!r.backend.empty()) cmd += " --backend " + r.backend;
   if (!policy_text.empty()) cmd += " --policy " + shell_word(policy_text);
   return cmd;
+}
+
+// The descriptor column: the op and the dt (which have their own columns) are dropped,
+// and long descriptors are cut at a token boundary where possible so the table stays
+// aligned; the repro command always carries the full text.
+std::string descriptor_cell(const case_result& r) {
+  constexpr std::size_t descriptor_width = 44;
+  std::string_view d = r.descriptor;
+  if (d.starts_with(r.op) && (d.size() == r.op.size() || d[r.op.size()] == ' '))
+    d.remove_prefix(std::min(d.size(), r.op.size() + 1));
+  std::string cell;
+  std::size_t pos = 0;
+  while (pos < d.size()) {
+    std::size_t end = d.find(' ', pos);
+    if (end == std::string_view::npos) end = d.size();
+    std::string_view token = d.substr(pos, end - pos);
+    if (!token.empty() && token != "dt=" + r.contract) cell += (cell.empty() ? "" : " ") + std::string(token);
+    pos = end + 1;
+  }
+  if (cell.empty()) cell = "(defaults)";
+  if (cell.size() <= descriptor_width) return cell;
+  std::string cut = cell.substr(0, descriptor_width - 3);
+  if (std::size_t space = cut.rfind(' '); space != std::string::npos && space > descriptor_width / 2)
+    cut.resize(space);
+  return cut + "...";
 }
 
 std::string state_label(state s) {

@@ -14,6 +14,9 @@ std::string shell_word(std::string_view text);
 /// The command that reproduces r: r.repro when the runner set it, else built from r's
 /// descriptor, seed and backend and `policy_text`.
 std::string repro_command(const case_result& r, std::string_view policy_text);
+/// The descriptor column of the tables (44 characters): without the op and the dt, which have
+/// their own columns, cut at a token boundary where possible; "(defaults)" when nothing is left.
+std::string descriptor_cell(const case_result& r);
 /// The upper-case state name used in tables (PASSED, FAILED, ...).
 std::string state_label(state s);
 /// "[3,17]" for a multi-index.

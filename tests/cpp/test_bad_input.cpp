@@ -100,6 +100,16 @@ const std::vector<bad_case>& bad_cases() {
       {"known_failures_directory", run_with({"--known-failures", "a_dir"}), "a_dir"},
       {"known_failures_binary", run_with({"--known-failures", "binary.txt"}), "binary.txt"},
       {"known_failures_no_section", run_with({"--known-failures", "bad_line.txt"}), "bad_line.txt:1"},
+      // --reference
+      {"reference_unknown", run_with({"--reference", "nope"}), "nope"},
+      {"reference_text_file", run_with({"--reference", "text.so"}), "text.so"},
+      // bench
+      {"bench_unknown_cache", {"bench", "--problems", ok_problem, "--cache", "lukewarm"}, "lukewarm"},
+      {"bench_target_ci_zero", {"bench", "--problems", ok_problem, "--target-ci", "0"}, "--target-ci"},
+      {"bench_budget_text", {"bench", "--problems", ok_problem, "--budget", "soon"}, "--budget"},
+      {"bench_min_samples_one", {"bench", "--problems", ok_problem, "--min-samples", "1"}, "--min-samples"},
+      {"bench_csv_directory", {"bench", "--problems", ok_problem, "--csv", "a_dir"}, "a_dir"},
+      {"bench_unknown_op", {"bench", "--op", "nope"}, "nope"},
   };
   return cases;
 }

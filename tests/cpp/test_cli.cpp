@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -249,6 +250,36 @@ TEST_F(CliTest, ReferenceJudgesAgainstAnotherBackendInTheWorker) {
   expect_bad_input({"run", "--reference", "no_such_reference", "--problems", problem}, "no_such_reference");
 }
 
+// `opval bench`: each case checked, then timed; the table, the JSON record (the run record
+// under "check", every sample) and the CSV agree; bad bench options are bad input.
+TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
+  REQUIRE_OP(op);
+  const std::string problem = op->suite("smoke").front();
+  cli_result r = opval({"bench", "--problems", problem, "--budget", "0.3", "--jsonl", "b.jsonl", "--csv", "b.csv"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(r.out.starts_with("opval bench: backend sim, policy bound")) << r.out;
+  EXPECT_NE(r.out.find(" TIMED "), std::string::npos) << r.out;
+  EXPECT_EQ(last_line(r.out), "1 timed, 0 failed, 0 skipped") << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir_ / "b.jsonl"));
+  EXPECT_EQ(j["descriptor"], parse_problem(problem).to_string());
+  EXPECT_EQ(j["state"], "PASSED");
+  EXPECT_TRUE(j["timed"].get<bool>());
+  EXPECT_EQ(j["check"]["descriptor"], j["descriptor"]) << "the run record of the check, with the same identity";
+  const nlohmann::json& t = j["timing"];
+  EXPECT_GT(t["median"].get<double>(), 0);
+  EXPECT_LE(t["ci_low"].get<double>(), t["median"].get<double>());
+  EXPECT_GE(t["ci_high"].get<double>(), t["median"].get<double>());
+  EXPECT_EQ(t["values"].size(), t["samples"].get<std::size_t>());
+  std::istringstream csv(read_all(dir_ / "b.csv"));
+  std::string header, row, extra;
+  ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, row));
+  EXPECT_FALSE(std::getline(csv, extra));
+  EXPECT_TRUE(header.starts_with("descriptor,op,contract,seed,backend,state,timed,median_s,")) << header;
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ',')) << row;
+  expect_bad_input({"bench", "--problems", problem, "--cache", "warm"}, "--cache");
+  expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
+}
+
 TEST_F(CliTest, UnknownBackendInAListIsBadInput) {
   expect_bad_input({"run", "--backend", "sim,no_such_backend", "--problems", "matmul m=2 n=2 k=2"},
                    "no_such_backend");
@@ -258,7 +289,7 @@ TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
   std::string docs = read_all(fs::path(OPVAL_SOURCE_DIR) / "docs/CLI.md");
   ASSERT_FALSE(docs.empty()) << "docs/CLI.md is missing";
   const std::regex option(R"((^|\s)(--[a-z][a-z-]*))");
-  for (const char* cmd : {"list", "run", "repro"}) {
+  for (const char* cmd : {"list", "run", "repro", "bench"}) {
     cli_result r = opval({cmd, "--help"});
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(docs.find(std::string("opval ") + cmd), std::string::npos) << cmd;

@@ -165,6 +165,23 @@ TEST(PluginCli, BuggyPluginFailsAndReproNamesThePlugin) {
       << r.out;
 }
 
+// `opval bench` times the correct plugin and refuses to time the buggy one: its check fails,
+// and the reason and repro are shown instead of a speed.
+TEST(PluginCli, BenchTimesTheCorrectPluginAndNotTheBuggyOne) {
+  SKIP_WITHOUT_AVX2();
+  const std::string problem = "matmul m=64 n=64 k=65";
+  cli_result good = opval_cli({"bench", "--plugin", OPVAL_SGEMM_TILED, "--problems", problem, "--budget", "0.3"});
+  EXPECT_EQ(good.code, 0) << good.out << good.err;
+  EXPECT_NE(good.out.find("TIMED"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("1 timed, 0 failed, 0 skipped"), std::string::npos) << good.out;
+  cli_result bad = opval_cli({"bench", "--plugin", OPVAL_SGEMM_TILED_BUGGY, "--problems", problem, "--budget", "0.3"});
+  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  EXPECT_EQ(bad.out.find("TIMED"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("not timed: the check FAILED:"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find(std::string("--plugin '") + OPVAL_SGEMM_TILED_BUGGY + "'"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("0 timed, 1 failed, 0 skipped"), std::string::npos) << bad.out;
+}
+
 TEST(PluginCli, BrokenPluginIsBadInputOnOneLine) {
   cli_result r = opval_cli({"run", "--plugin", OPVAL_BROKEN_ABI, "--problems", "matmul m=17 n=9 k=33"});
   EXPECT_EQ(r.code, 2);

@@ -26,6 +26,8 @@
 #include <fmt/format.h>
 
 #include "opval/backend.hpp"
+#include "opval/bench.hpp"
+#include "opval/bench_report.hpp"
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
 #include "opval/isolation.hpp"
@@ -88,6 +90,17 @@ struct repro_args {
   std::string descriptor;
 };
 
+/// `bench`: the selection and checks of `run`, then the timing (docs/BENCHMARKING.md).
+struct bench_args {
+  run_args r;
+  double target_ci_percent = 1;
+  double budget = 5;
+  std::size_t min_samples = 10;
+  double warmup = 0.05;
+  std::string cache = "hot";
+  std::string csv;
+};
+
 /// CLI11 would silently wrap a negative or too large --seed into 64 bits.
 CLI::Validator seed_text() {
   return CLI::Validator(
@@ -99,6 +112,43 @@ CLI::Validator seed_text() {
         return {};
       },
       "UINT64");
+}
+
+/// Which problems: `run` and `bench` select alike.
+void add_selection_options(CLI::App& cmd, run_args& a) {
+  cmd.add_option("--op", a.ops, "only these ops (repeatable)")->type_name("OP");
+  cmd.add_option("--tag", a.tag, "suite to run when no --problems: smoke or regression")->capture_default_str();
+  cmd.add_option("--contract", a.contracts, "only cases with this dt contract, e.g. bf16 or f16:f32:f16 (repeatable)")
+      ->type_name("DT");
+  cmd.add_option("--problems", a.problems, "a batch file (one descriptor per line) or a descriptor string (repeatable)")
+      ->type_name("FILE|DESCRIPTOR");
+}
+
+void add_bench_options(CLI::App& cmd, bench_args& a) {
+  cmd.add_option("--target-ci", a.target_ci_percent,
+                 "sample until the 95% CI of the median is within +-PCT percent of it (or the budget runs out)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 100.0))
+      ->type_name("PCT");
+  cmd.add_option("--budget", a.budget, "time budget per case, warm-up included, seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0))
+      ->type_name("SECONDS");
+  cmd.add_option("--min-samples", a.min_samples, "never stop for the CI target before this many samples")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000000))
+      ->type_name("N");
+  cmd.add_option("--warmup", a.warmup, "run the kernel at least this long before sampling, seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0))
+      ->type_name("SECONDS");
+  cmd.add_option("--cache", a.cache,
+                 "hot: the same buffers, short kernels batched; cold: flush twice the last-level cache before"
+                 " every sample, one call per sample")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"hot", "cold"}))
+      ->type_name("hot|cold");
+  cmd.add_option("--csv", a.csv, "also write one CSV row per case to FILE")->type_name("FILE");
 }
 
 void add_case_options(CLI::App& cmd, case_args& a) {
@@ -324,13 +374,14 @@ run_options make_run_options(const case_args& a) {
   return o;
 }
 
-/// The JSON Lines file, appended to when `append` (a resumed journal).
-std::ofstream open_jsonl(const std::string& path, bool append) {
+/// An output file (JSON Lines, CSV), appended to when `append` (a resumed journal); its
+/// folder is made when missing.
+std::ofstream open_output(const std::string& path, bool append, std::string_view what = "JSONL") {
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
   std::ofstream out(p, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw error("cannot write JSONL file '" + path + "'");
+  if (!out) throw error(fmt::format("cannot write {} file '{}'", what, path));
   return out;
 }
 
@@ -406,7 +457,7 @@ int run_problems(const std::vector<located_problem>& problems, const run_options
   std::ofstream jsonl;
   std::unique_ptr<reporter> journal_writer;
   if (!jsonl_path.empty()) {
-    jsonl = open_jsonl(jsonl_path, !resume.empty());
+    jsonl = open_output(jsonl_path, !resume.empty());
     journal_writer = make_jsonl_reporter(jsonl);
   }
   const std::optional<known_failures> known =
@@ -453,6 +504,49 @@ int run_command(const run_args& a) {
     throw error("cannot resume: journal '" + a.resume + "' is not a file");
   std::vector<case_backend> backends = make_case_backends(a.c, o);
   return run_problems(select_problems(a), o, backends, a.c, a.c.verbose, a.resume);
+}
+
+bench_options make_bench_options(const bench_args& a, const run_options& check) {
+  if (a.cache != "hot" && a.cache != "cold") throw error("unknown --cache '" + a.cache + "' (known: hot cold)");
+  bench_options b;
+  b.check = check;
+  b.sampling.target_ci = a.target_ci_percent / 100;
+  b.sampling.budget_seconds = a.budget;
+  b.sampling.min_samples = a.min_samples;
+  b.sampling.warmup_seconds = a.warmup;
+  b.cache = a.cache == "hot" ? cache_mode::hot : cache_mode::cold;
+  return b;
+}
+
+// Each case is checked where --isolation says (a crash is a verdict, and is not timed), then
+// timed in this process only if its check PASSED.
+int bench_command(const bench_args& a) {
+  const case_args& c = a.r.c;
+  run_options o = make_run_options(c);
+  std::vector<case_backend> backends = make_case_backends(c, o);
+  const bench_options bo = make_bench_options(a, o);
+  const std::vector<located_problem> problems = select_problems(a.r);
+  std::ofstream jsonl, csv;
+  if (!c.jsonl.empty()) jsonl = open_output(c.jsonl, false);
+  if (!a.csv.empty()) (csv = open_output(a.csv, false, "CSV")) << bench_csv_header();
+  const std::optional<known_failures> known =
+      c.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(c.known_failures));
+  fmt::print("opval bench: backend {}, policy {}, seed {}, {} cache, target CI +-{:g}%, budget {:g} s per case\n",
+             o.backend, o.pol.to_string(), o.seed, a.cache, a.target_ci_percent, a.budget);
+  case_executor executor(c);
+  bench_table table(std::cout, backends.size() > 1);
+  for (const located_problem& lp : problems)
+    for (const case_backend& cb : backends) {
+      case_result check = executor.run(lp, cb, o);
+      point_repro_at_plugin(check, c);
+      if (known)
+        if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
+      const bench_result r = time_case(lp.prob, *cb.b, std::move(check), bo);
+      table.row(r);
+      if (jsonl) jsonl << bench_json_line(r) << std::endl;
+      if (csv) csv << bench_csv_row(r) << std::flush;
+    }
+  return table.finish() ? exit_passed : exit_failed;
 }
 
 int repro_command(const repro_args& a) {
@@ -563,6 +657,11 @@ constexpr const char* footer_text =
     "MISTRUSTED, crashed or timed out, or none ran; 2 bad input (one line on stderr).\n"
     "Full reference: docs/CLI.md";
 
+constexpr const char* bench_closing_text =
+    "Output: a table (op, descriptor, contract, state, median, its CI, GFLOP/s, GB/s, CV, samples);\n"
+    "a case whose check did not pass is not timed, and its reason and repro follow its row.\n"
+    "The last line is `N timed, N failed, N skipped`. Exit 1 when a check failed or none was timed.\n";
+
 constexpr const char* closing_text =
     "Output: a table (op, descriptor, contract, state, max ulps, max err/bound, time); every case\n"
     "that did not pass is explained under its row with the worst elements and its repro command.\n"
@@ -589,15 +688,7 @@ int opval_main(int argc, char** argv) {
   run_args ra;
   CLI::App* run = app.add_subcommand(
       "run", "run the suite --tag of every op (or --problems) and judge each case");
-  run->add_option("--op", ra.ops, "only these ops (repeatable)")->type_name("OP");
-  run->add_option("--tag", ra.tag, "suite to run when no --problems: smoke or regression")
-      ->capture_default_str();
-  run->add_option("--contract", ra.contracts,
-                  "only cases with this dt contract, e.g. bf16 or f16:f32:f16 (repeatable)")
-      ->type_name("DT");
-  run->add_option("--problems", ra.problems,
-                  "a batch file (one descriptor per line) or a descriptor string (repeatable)")
-      ->type_name("FILE|DESCRIPTOR");
+  add_selection_options(*run, ra);
   add_case_options(*run, ra.c);
   run->add_flag("-v,--verbose", ra.c.verbose, "explain every case, not only those that did not pass");
   run->add_option("--resume", ra.resume,
@@ -614,15 +705,24 @@ int opval_main(int argc, char** argv) {
       ->required();
   add_case_options(*repro, pa.c);
 
+  bench_args ba;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "check, then time, the suite --tag of every op (or --problems): latency with its confidence"
+               " interval, GFLOP/s, GB/s");
+  add_selection_options(*bench, ba.r);
+  add_case_options(*bench, ba.r.c);
+  add_bench_options(*bench, ba);
+
   app.footer(footer_text);
   list->footer(footer_text);
+  bench->footer(std::string(bench_closing_text) + footer_text);
   run->footer(std::string(closing_text) + footer_text);
   repro->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro"};
+  const std::set<std::string> commands = {"list", "run", "repro", "bench"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(fmt::format("unknown command '{}' (known: list run repro)", argv[1]));
+    return bad_input(fmt::format("unknown command '{}' (known: list run repro bench)", argv[1]));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -634,7 +734,9 @@ int opval_main(int argc, char** argv) {
     return bad_input(one_line(e));
   }
   if (*list) return list_command(la);
-  if (const std::string& under = *run ? ra.c.under : pa.c.under; !under.empty()) rerun_under(under, argc, argv);
+  if (const std::string& under = *run ? ra.c.under : *bench ? ba.r.c.under : pa.c.under; !under.empty())
+    rerun_under(under, argc, argv);
+  if (*bench) return bench_command(ba);
   if (*run) return run_command(ra);
   return repro_command(pa);
 }

@@ -1,0 +1,37 @@
+#pragma once
+// Output of `opval bench` (docs/BENCHMARKING.md): a console table, JSON Lines records and CSV
+// rows, with the same case identity (descriptor, op, contract, seed, backend) as `opval run`.
+#include <iosfwd>
+#include <string>
+
+#include "opval/bench.hpp"
+
+namespace opval {
+
+/// One JSON record: the case identity and the check's state at the top, the figures under
+/// "timing" (null when the case was not timed), every sample, and the check's own `run`
+/// record under "check".
+std::string bench_json_line(const bench_result& r);
+
+/// CSV with a header row; one row per case, the figures empty when not timed.
+std::string bench_csv_header();
+std::string bench_csv_row(const bench_result& r);
+
+/// The console table: one row per case, the check's reason under a case that was not timed,
+/// and the stop reason under one that missed its CI target.
+class bench_table {
+ public:
+  bench_table(std::ostream& out, bool show_backend);
+  void row(const bench_result& r);
+  /// The closing line, `N timed, N failed, N skipped`; returns false when a check failed or
+  /// nothing was timed (the exit code's rule).
+  bool finish();
+
+ private:
+  std::ostream& out_;
+  bool show_backend_;
+  bool header_printed_ = false;
+  int timed_ = 0, failed_ = 0, skipped_ = 0;
+};
+
+}  // namespace opval

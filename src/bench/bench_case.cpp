@@ -1,0 +1,59 @@
+#include "opval/bench.hpp"
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "opval/cache_flush.hpp"
+
+namespace opval {
+namespace {
+
+/// The derived figures of a timed case.
+void derive(bench_result& r) {
+  const double median = r.timing.summary.median;
+  if (median <= 0) return;
+  r.gflops = r.counts.flops / median / 1e9;
+  r.gbytes_per_second = r.counts.bytes / median / 1e9;
+  r.intensity = r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0;
+}
+
+}  // namespace
+
+bench_result bench_case(const problem& p, backend& b, const bench_options& o) {
+  return time_case(p, b, run_case(p, b, o.check), o);
+}
+
+bench_result time_case(const problem& p, backend& b, case_result check, const bench_options& o) {
+  bench_result r;
+  r.check = std::move(check);
+  r.cache = o.cache == cache_mode::hot ? "hot" : "cold";
+  if (r.check.v.st != state::passed) return r;  // a wrong (or skipped) kernel has no speed
+
+  const op_spec& spec = p.spec();
+  r.counts = spec.counts(p);
+  std::vector<tensor> ins = allocate(spec.inputs(p));
+  std::vector<tensor> outs = allocate(spec.outputs(p));
+  std::span<tensor> in_span(ins);
+  spec.fill(p, o.check.seed, in_span);
+  b.prepare(p, ins, outs);  // set-up (primitive creation, uploads) is not the kernel's time
+  auto kernel = [&] {
+    b.execute(p, ins, outs);
+    b.synchronize(outs);
+  };
+  sampling_options sampling = o.sampling;
+  std::unique_ptr<cache_flusher> flusher;
+  std::function<void()> between;
+  if (o.cache == cache_mode::cold) {
+    flusher = std::make_unique<cache_flusher>(o.flush_bytes);
+    between = [&] { flusher->flush(); };
+    sampling.min_sample_seconds = 1e-12;  // one call per sample: a second call would find warm caches
+    r.cache = fmt::format("cold (flushing {} MiB)", flusher->bytes() >> 20);
+  }
+  r.timing = sample(kernel, between, sampling);
+  r.timed = true;
+  derive(r);
+  return r;
+}
+
+}  // namespace opval

@@ -1,0 +1,148 @@
+#include "opval/bench_report.hpp"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "opval/build_info.hpp"
+#include "opval/reporter.hpp"
+#include "report/report_util.hpp"
+
+namespace opval {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json timing_json(const bench_result& r) {
+  if (!r.timed) return nullptr;
+  const sampling_result& t = r.timing;
+  const sample_summary& s = t.summary;
+  return json{{"median", s.median},
+              {"ci_low", t.median_ci.low},
+              {"ci_high", t.median_ci.high},
+              {"confidence", t.median_ci.confidence},
+              {"ci_block", t.median_ci.block},
+              {"mean", s.mean},
+              {"stdev", s.stdev},
+              {"min", s.min},
+              {"max", s.max},
+              {"mad", s.mad},
+              {"p10", s.p10},
+              {"p90", s.p90},
+              {"p99", s.p99},
+              {"cv", s.cv},
+              {"outliers_low", s.outliers_low},
+              {"outliers_high", s.outliers_high},
+              {"samples", s.n},
+              {"batch", t.batch},
+              {"converged", t.converged},
+              {"stop_reason", t.stop_reason},
+              {"warmup_seconds", t.warmup_seconds},
+              {"sampling_seconds", t.sampling_seconds},
+              {"timer_resolution", t.timer.resolution},
+              {"timer_overhead", t.timer.overhead},
+              {"cache", r.cache},
+              {"gflops", r.gflops},
+              {"gbytes_per_second", r.gbytes_per_second},
+              {"intensity", r.intensity},
+              {"values", t.samples}};
+}
+
+std::string ci_text(const bench_result& r) {
+  return fmt::format("+-{:.2g}%", 100 * r.timing.median_ci.width_relative_to(r.timing.summary.median));
+}
+
+/// "12.3us", "4.56ms": a median in the unit that keeps three significant digits readable.
+std::string time_text(double seconds) {
+  if (seconds < 1e-6) return fmt::format("{:.3g}ns", seconds * 1e9);
+  if (seconds < 1e-3) return fmt::format("{:.3g}us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.3g}ms", seconds * 1e3);
+  return fmt::format("{:.3g}s", seconds);
+}
+
+/// A CSV field, quoted (RFC 4180: embedded quotes doubled).
+std::string csv_field(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+constexpr const char* row_format = "{:<12} {:<44} {:<16} {:<10} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7}\n";
+
+}  // namespace
+
+std::string bench_json_line(const bench_result& r) {
+  const case_result& c = r.check;
+  json j{{"schema", "opval-bench"},
+         {"schema_version", 1},
+         {"descriptor", c.descriptor},
+         {"op", c.op},
+         {"contract", c.contract},
+         {"seed", c.seed},
+         {"backend", c.backend},
+         {"backend_version", c.backend_version},
+         {"implementation", c.exec.implementation},
+         {"state", detail::state_label(c.v.st)},
+         {"reason", c.v.reason},
+         {"timed", r.timed},
+         {"counts", json{{"flops", r.counts.flops}, {"bytes", r.counts.bytes}}},
+         {"timing", timing_json(r)},
+         {"check", json::parse(to_json_line(c))},
+         {"opval", json{{"version", build::version}, {"git_sha", build::git_sha}}}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string bench_csv_header() {
+  return "descriptor,op,contract,seed,backend,state,timed,median_s,ci_low_s,ci_high_s,mean_s,stdev_s,min_s,max_s,"
+         "mad_s,p10_s,p90_s,p99_s,cv,outliers,samples,batch,converged,gflops,gbytes_per_s,intensity,cache\n";
+}
+
+std::string bench_csv_row(const bench_result& r) {
+  const case_result& c = r.check;
+  std::string row = fmt::format("{},{},{},{},{},{},{}", csv_field(c.descriptor), c.op, c.contract, c.seed,
+                                csv_field(c.backend), detail::state_label(c.v.st), r.timed ? 1 : 0);
+  if (!r.timed) return row + std::string(20, ',') + "\n";
+  const sample_summary& s = r.timing.summary;
+  return row + fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{},{},{},{},{:.6g},{:.6g},{:.6g},{}\n",
+                           s.median, r.timing.median_ci.low, r.timing.median_ci.high, s.mean, s.stdev, s.min, s.max,
+                           s.mad, s.p10, s.p90, s.p99, s.cv, s.outliers(), s.n, r.timing.batch,
+                           r.timing.converged ? 1 : 0, r.gflops, r.gbytes_per_second, r.intensity, csv_field(r.cache));
+}
+
+bench_table::bench_table(std::ostream& out, bool show_backend) : out_(out), show_backend_(show_backend) {}
+
+void bench_table::row(const bench_result& r) {
+  const case_result& c = r.check;
+  if (!header_printed_) {
+    if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
+    fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MEDIAN", "CI", "GFLOP/s",
+               "GB/s", "CV", "SAMPLES");
+    header_printed_ = true;
+  }
+  if (show_backend_) fmt::print(out_, "{:<12} ", c.backend);
+  const std::string descriptor = detail::descriptor_cell(c);
+  if (!r.timed) {
+    fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, detail::state_label(c.v.st), "-", "-", "-",
+               "-", "-", "-");
+    const bool skipped = c.v.st == state::skipped || c.v.st == state::unimplemented;
+    const bool known = !skipped && c.known_failure.has_value();
+    (skipped || known ? skipped_ : failed_) += 1;
+    if (known) fmt::print(out_, "  not timed: a known failure ({})\n", *c.known_failure);
+    else if (!skipped) fmt::print(out_, "  not timed: the check {}: {}\n  repro: {}\n", detail::state_label(c.v.st), c.v.reason, c.repro);
+    return;
+  }
+  ++timed_;
+  const sample_summary& s = r.timing.summary;
+  fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
+             fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n);
+  if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
+}
+
+bool bench_table::finish() {
+  fmt::print(out_, "{} timed, {} failed, {} skipped\n", timed_, failed_, skipped_);
+  return failed_ == 0 && timed_ > 0;
+}
+
+}  // namespace opval
