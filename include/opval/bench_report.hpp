@@ -5,6 +5,7 @@
 #include <string>
 
 #include "opval/bench.hpp"
+#include "opval/bench_compare.hpp"
 
 namespace opval {
 
@@ -33,5 +34,11 @@ class bench_table {
   bool header_printed_ = false;
   int timed_ = 0, failed_ = 0, skipped_ = 0;
 };
+
+/// The table of `opval bench compare`: one row per case (base and new medians, the ratio
+/// with its interval, the test's p-value, the verdict, or why it was not compared), then
+/// `N slower, N faster, N same, N too noisy to tell, N not compared`. Returns false when a
+/// case is slower (the exit code's rule for CI gating).
+bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o);
 
 }  // namespace opval

@@ -1,5 +1,6 @@
 #include "opval/bench_report.hpp"
 
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -109,6 +110,30 @@ std::string bench_csv_row(const bench_result& r) {
                            s.median, r.timing.median_ci.low, r.timing.median_ci.high, s.mean, s.stdev, s.min, s.max,
                            s.mad, s.p10, s.p90, s.p99, s.cv, s.outliers(), s.n, r.timing.batch,
                            r.timing.converged ? 1 : 0, r.gflops, r.gbytes_per_second, r.intensity, csv_field(r.cache));
+}
+
+bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o) {
+  fmt::print(out, "opval bench compare: a change beyond +-{:g}% with Mann-Whitney p < {:g} is faster or slower\n",
+             100 * o.threshold, o.alpha);
+  constexpr const char* format = "{:<56} {:<10} {:>9} {:>9} {:>22} {:>8}  {}\n";
+  fmt::print(out, fmt::runtime(format), "DESCRIPTOR", "BACKEND", "BASE", "NEW", "RATIO [95% CI]", "P", "VERDICT");
+  std::map<std::string, int> counts;
+  for (const compared_case& c : cases) {
+    const std::string descriptor = c.descriptor.size() > 56 ? c.descriptor.substr(0, 53) + "..." : c.descriptor;
+    if (!c.change) {
+      fmt::print(out, fmt::runtime(format), descriptor, c.backend, "-", "-", "-", "-", c.note);
+      ++counts["not compared"];
+      continue;
+    }
+    const case_change& ch = *c.change;
+    fmt::print(out, fmt::runtime(format), descriptor, c.backend, time_text(ch.base_median), time_text(ch.new_median),
+               fmt::format("{:.3f} [{:.3f}, {:.3f}]", ch.ratio_point, ch.ratio.low, ch.ratio.high),
+               fmt::format("{:.2g}", ch.test.p_value), to_string(ch.verdict));
+    ++counts[std::string(to_string(ch.verdict))];
+  }
+  fmt::print(out, "{} slower, {} faster, {} same, {} too noisy to tell, {} not compared\n", counts["slower"],
+             counts["faster"], counts["same"], counts["too noisy to tell"], counts["not compared"]);
+  return counts["slower"] == 0;
 }
 
 bench_table::bench_table(std::ostream& out, bool show_backend) : out_(out), show_backend_(show_backend) {}

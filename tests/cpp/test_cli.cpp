@@ -280,6 +280,33 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
 }
 
+// `opval bench compare` on two files: exit 1 when a case is slower (CI gating), 0 when none
+// is, 2 for a file that is not a bench record.
+TEST_F(CliTest, BenchCompareGatesOnSlowerCases) {
+  auto write = [&](const std::string& name, double median) {
+    std::ofstream out(dir_ / name);
+    nlohmann::json values = nlohmann::json::array();
+    for (int i = 0; i < 60; ++i) values.push_back(median * (1 + 0.001 * (i % 7)));
+    out << nlohmann::json{{"schema", "opval-bench"}, {"descriptor", "relu shape=8 dt=f32:f32:f32"}, {"backend", "sim"},
+                          {"seed", 1}, {"state", "PASSED"}, {"timed", true}, {"timing", {{"values", values}}}}
+               .dump()
+        << "\n";
+  };
+  write("base.jsonl", 10e-6);
+  write("same.jsonl", 10e-6);
+  write("slower.jsonl", 13e-6);
+  cli_result same = opval({"bench", "compare", "base.jsonl", "same.jsonl"});
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_EQ(last_line(same.out), "0 slower, 0 faster, 1 same, 0 too noisy to tell, 0 not compared") << same.out;
+  cli_result slower = opval({"bench", "compare", "base.jsonl", "slower.jsonl", "--threshold", "10"});
+  EXPECT_EQ(slower.code, 1) << slower.out << slower.err;
+  EXPECT_NE(slower.out.find("1.300 ["), std::string::npos) << slower.out;
+  EXPECT_EQ(last_line(slower.out), "1 slower, 0 faster, 0 same, 0 too noisy to tell, 0 not compared") << slower.out;
+  std::ofstream(dir_ / "run.jsonl") << "{\"descriptor\":\"relu shape=8\"}\n";
+  expect_bad_input({"bench", "compare", "base.jsonl", "run.jsonl"}, "run.jsonl:1");
+  expect_bad_input({"bench", "compare", "base.jsonl"}, "new");
+}
+
 TEST_F(CliTest, UnknownBackendInAListIsBadInput) {
   expect_bad_input({"run", "--backend", "sim,no_such_backend", "--problems", "matmul m=2 n=2 k=2"},
                    "no_such_backend");
@@ -289,8 +316,14 @@ TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
   std::string docs = read_all(fs::path(OPVAL_SOURCE_DIR) / "docs/CLI.md");
   ASSERT_FALSE(docs.empty()) << "docs/CLI.md is missing";
   const std::regex option(R"((^|\s)(--[a-z][a-z-]*))");
-  for (const char* cmd : {"list", "run", "repro", "bench"}) {
-    cli_result r = opval({cmd, "--help"});
+  for (const std::string cmd : {"list", "run", "repro", "bench", "bench compare"}) {
+    std::vector<std::string> args;
+    for (std::size_t from = 0, to; from <= cmd.size(); from = to + 1) {
+      to = std::min(cmd.find(' ', from), cmd.size());
+      args.push_back(cmd.substr(from, to - from));
+    }
+    args.push_back("--help");
+    cli_result r = opval(args);
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(docs.find(std::string("opval ") + cmd), std::string::npos) << cmd;
     for (std::sregex_iterator it(r.out.begin(), r.out.end(), option), end; it != end; ++it)

@@ -101,6 +101,13 @@ struct bench_args {
   std::string csv;
 };
 
+/// `bench compare BASE NEW`.
+struct compare_args {
+  std::string base, next;
+  double threshold_percent = 5;
+  double alpha = 0.05;
+};
+
 /// CLI11 would silently wrap a negative or too large --seed into 64 bits.
 CLI::Validator seed_text() {
   return CLI::Validator(
@@ -712,6 +719,20 @@ int opval_main(int argc, char** argv) {
   add_selection_options(*bench, ba.r);
   add_case_options(*bench, ba.r.c);
   add_bench_options(*bench, ba);
+  compare_args ca;
+  CLI::App* compare = bench->add_subcommand(
+      "compare", "compare two `opval bench --jsonl` files: per case the ratio of medians with its CI, a"
+                 " Mann-Whitney test, and a verdict; exit 1 when a case is slower");
+  compare->add_option("base", ca.base, "the baseline JSONL")->required()->type_name("BASE.jsonl");
+  compare->add_option("new", ca.next, "the JSONL to judge against it")->required()->type_name("NEW.jsonl");
+  compare->add_option("--threshold", ca.threshold_percent, "a change smaller than PCT percent is `same`")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0))
+      ->type_name("PCT");
+  compare->add_option("--alpha", ca.alpha, "significance level of the Mann-Whitney test")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 0.5))
+      ->type_name("A");
 
   app.footer(footer_text);
   list->footer(footer_text);
@@ -736,6 +757,10 @@ int opval_main(int argc, char** argv) {
   if (*list) return list_command(la);
   if (const std::string& under = *run ? ra.c.under : *bench ? ba.r.c.under : pa.c.under; !under.empty())
     rerun_under(under, argc, argv);
+  if (*compare) {
+    const compare_options co{.threshold = ca.threshold_percent / 100, .alpha = ca.alpha};
+    return print_comparison(std::cout, compare_bench_files(ca.base, ca.next, co), co) ? exit_passed : exit_failed;
+  }
   if (*bench) return bench_command(ba);
   if (*run) return run_command(ra);
   return repro_command(pa);

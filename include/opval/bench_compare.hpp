@@ -1,0 +1,60 @@
+#pragma once
+// Regression verdicts between two benchmark runs (`opval bench compare BASE NEW`,
+// docs/BENCHMARKING.md): per case, the ratio of medians new / base with its bootstrap
+// confidence interval, a Mann-Whitney U test over per-repetition medians, and a verdict.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opval/bootstrap.hpp"
+#include "opval/rank_tests.hpp"
+
+namespace opval {
+
+enum class change_verdict { faster, slower, same, too_noisy };
+std::string_view to_string(change_verdict v);
+
+struct compare_options {
+  double threshold = 0.05;  ///< a change smaller than this fraction is "same"
+  double alpha = 0.05;      ///< the significance level of the Mann-Whitney test
+  std::size_t repetitions = 10;  ///< chunks a series is cut into when it has no repetitions of its own
+  bootstrap_options ci;
+};
+
+struct case_change {
+  double base_median = 0, new_median = 0;
+  interval ratio;            ///< of new / base medians
+  double ratio_point = 0;    ///< new_median / base_median
+  rank_test_result test;     ///< over the per-repetition medians
+  change_verdict verdict = change_verdict::too_noisy;
+  std::string why;           ///< "ratio 0.81 [0.80, 0.82], p = 1.1e-05"
+};
+
+/// The medians of `repetitions` consecutive chunks of `samples` (the last chunk takes the
+/// remainder): stand-ins for repeated runs when a series was recorded as one run.
+std::vector<double> chunk_medians(std::span<const double> samples, std::size_t repetitions);
+
+/// The verdict for one case from its two series of per-call times:
+/// - slower / faster: the ratio's interval lies wholly beyond 1 +- threshold and the test
+///   rejects "no shift" at alpha;
+/// - same: the interval lies wholly within 1 +- threshold;
+/// - too noisy: anything else (the interval straddles a threshold, or the test cannot tell).
+/// Throws opval::error when a series has fewer than 2 samples.
+case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o = {});
+
+/// One case of two `opval bench --jsonl` files, matched by descriptor, backend and seed.
+struct compared_case {
+  std::string descriptor, backend;
+  std::optional<case_change> change;  ///< absent when the case cannot be compared
+  std::string note;                   ///< why not: "only in BASE", "not timed in NEW (FAILED)"
+};
+
+/// Every case of `base_path` and `new_path`, in the base file's order, then those only in
+/// the new one. Throws opval::error naming file:line for an unreadable file or a line that
+/// is not an `opval bench` record.
+std::vector<compared_case> compare_bench_files(const std::string& base_path, const std::string& new_path,
+                                               const compare_options& o = {});
+
+}  // namespace opval

@@ -1,0 +1,138 @@
+// Regression verdicts on synthetic series: a shift beyond the threshold is slower or faster,
+// one within it is the same, wide noise is too noisy to tell, and identical distributions
+// are almost never called a change; then the file comparison and its errors.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "opval/bench_compare.hpp"
+#include "opval/error.hpp"
+#include "opval/rng.hpp"
+
+namespace opval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// n times of median `median` with relative noise `spread` (lognormal), from stream `stream`.
+std::vector<double> times(std::size_t n, double median, double spread, std::uint64_t stream) {
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = median * std::exp(spread * random_normal(11, stream, i));
+  return out;
+}
+
+TEST(bench_compare, shifts_beyond_the_threshold_are_slower_or_faster) {
+  const auto base = times(200, 100e-6, 0.02, 1);
+  const case_change slower = compare_series(base, times(200, 120e-6, 0.02, 2));
+  EXPECT_EQ(slower.verdict, change_verdict::slower) << slower.why;
+  EXPECT_NEAR(slower.ratio_point, 1.2, 0.01);
+  EXPECT_LE(slower.ratio.low, slower.ratio_point);
+  EXPECT_GE(slower.ratio.high, slower.ratio_point);
+  EXPECT_LT(slower.test.p_value, 0.001);
+  const case_change faster = compare_series(base, times(200, 80e-6, 0.02, 3));
+  EXPECT_EQ(faster.verdict, change_verdict::faster) << faster.why;
+}
+
+TEST(bench_compare, a_change_within_the_threshold_is_the_same) {
+  const auto base = times(200, 100e-6, 0.02, 4);
+  EXPECT_EQ(compare_series(base, times(200, 100e-6, 0.02, 5)).verdict, change_verdict::same);
+  const case_change small = compare_series(base, times(200, 102e-6, 0.02, 6));
+  EXPECT_EQ(small.verdict, change_verdict::same) << small.why << ": real, but below the 5% threshold";
+  compare_options strict;
+  strict.threshold = 0.005;
+  EXPECT_EQ(compare_series(base, times(200, 103e-6, 0.002, 6), strict).verdict, change_verdict::slower);
+}
+
+TEST(bench_compare, wide_noise_is_too_noisy_to_tell) {
+  const case_change noisy = compare_series(times(30, 100e-6, 0.5, 7), times(30, 106e-6, 0.5, 8));
+  EXPECT_EQ(noisy.verdict, change_verdict::too_noisy) << noisy.why;
+  EXPECT_GT(noisy.ratio.high - noisy.ratio.low, 0.1);
+}
+
+TEST(bench_compare, identical_distributions_are_rarely_called_a_change) {
+  int changes = 0;
+  const int trials = 100;
+  for (int t = 0; t < trials; ++t) {
+    const std::uint64_t s = 1000 + 2 * static_cast<std::uint64_t>(t);
+    const change_verdict v = compare_series(times(100, 50e-6, 0.1, s), times(100, 50e-6, 0.1, s + 1)).verdict;
+    changes += v == change_verdict::slower || v == change_verdict::faster;
+  }
+  EXPECT_LE(changes, 5);
+}
+
+TEST(bench_compare, chunk_medians_cut_a_series_into_repetitions) {
+  const std::vector<double> x = {1, 2, 3, 10, 11, 12, 20, 21, 22, 23};
+  EXPECT_EQ(chunk_medians(x, 3), (std::vector<double>{2, 11, 21.5}));
+  EXPECT_EQ(chunk_medians(x, 100).size(), x.size());
+  EXPECT_THROW(compare_series(std::vector<double>{1}, x), error);
+}
+
+class BenchFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("opval_test_bench_compare_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A bench JSONL file of cases (descriptor, values; empty values = not timed).
+  std::string write(const std::string& name, const std::vector<std::pair<std::string, std::vector<double>>>& cases) {
+    std::ofstream out(dir_ / name);
+    for (const auto& [descriptor, values] : cases) {
+      nlohmann::json j{{"schema", "opval-bench"}, {"descriptor", descriptor}, {"backend", "sim"}, {"seed", 1},
+                       {"state", values.empty() ? "FAILED" : "PASSED"}, {"timed", !values.empty()}};
+      j["timing"] = values.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"values", values}};
+      out << j.dump() << "\n";
+    }
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BenchFiles, cases_are_matched_by_identity_and_the_rest_say_why_not) {
+  const std::string base = write("base.jsonl", {{"relu shape=1", times(50, 1e-6, 0.01, 1)},
+                                                {"relu shape=2", times(50, 1e-6, 0.01, 2)},
+                                                {"relu shape=3", {}},
+                                                {"relu shape=4", times(50, 1e-6, 0.01, 3)}});
+  const std::string next = write("new.jsonl", {{"relu shape=2", times(50, 1.5e-6, 0.01, 4)},
+                                               {"relu shape=1", times(50, 1e-6, 0.01, 5)},
+                                               {"relu shape=3", times(50, 1e-6, 0.01, 6)},
+                                               {"relu shape=5", times(50, 1e-6, 0.01, 7)}});
+  const std::vector<compared_case> cases = compare_bench_files(base, next);
+  ASSERT_EQ(cases.size(), 5u);
+  EXPECT_EQ(cases[0].change->verdict, change_verdict::same);
+  EXPECT_EQ(cases[1].change->verdict, change_verdict::slower);
+  EXPECT_EQ(cases[2].note, "not timed in BASE (FAILED)");
+  EXPECT_EQ(cases[3].note, "only in BASE");
+  EXPECT_EQ(cases[4].note, "only in NEW");
+  EXPECT_EQ(cases[4].descriptor, "relu shape=5");
+}
+
+TEST_F(BenchFiles, unreadable_and_foreign_files_are_errors_naming_the_line) {
+  const std::string good = write("good.jsonl", {{"relu shape=1", times(20, 1e-6, 0.01, 1)}});
+  std::ofstream(dir_ / "run.jsonl") << "{\"schema_version\":1,\"descriptor\":\"relu shape=1\"}\n";
+  std::ofstream(dir_ / "garbage.jsonl") << "\n{not json\n";
+  auto message = [&](const std::string& other) {
+    try {
+      compare_bench_files(good, other);
+    } catch (const error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message((dir_ / "run.jsonl").string()).find("run.jsonl:1: not an `opval bench` record"), std::string::npos);
+  EXPECT_NE(message((dir_ / "garbage.jsonl").string()).find("garbage.jsonl:2:"), std::string::npos);
+  EXPECT_NE(message((dir_ / "missing.jsonl").string()).find("cannot read benchmark file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opval
