@@ -6,13 +6,17 @@
 
 #include "opval/bench.hpp"
 #include "opval/bench_compare.hpp"
+#include "opval/environment.hpp"
 
 namespace opval {
 
 /// One JSON record: the case identity and the check's state at the top, the figures under
-/// "timing" (null when the case was not timed), every sample, and the check's own `run`
-/// record under "check".
-std::string bench_json_line(const bench_result& r);
+/// "timing" (null when the case was not timed), every sample, the check's own `run` record
+/// under "check", and `env` (when given) under "environment".
+std::string bench_json_line(const bench_result& r, const environment* env = nullptr);
+
+/// The environment as the JSON object the records carry.
+std::string environment_json(const environment& e);
 
 /// CSV with a header row; one row per case, the figures empty when not timed.
 std::string bench_csv_header();

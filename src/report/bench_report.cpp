@@ -74,7 +74,38 @@ constexpr const char* row_format = "{:<12} {:<44} {:<16} {:<10} {:>9} {:>8} {:>9
 
 }  // namespace
 
-std::string bench_json_line(const bench_result& r) {
+namespace {
+
+json environment_object(const environment& e) {
+  json caches = json::array();
+  for (const cache_info& c : e.caches)
+    caches.push_back(json{{"level", c.level}, {"type", c.type}, {"bytes", c.bytes}, {"shared_cpus", c.shared_cpus}});
+  return json{{"cpu_model", e.cpu_model},
+              {"cpu_flags", e.cpu_flags},
+              {"logical_cpus", e.logical_cpus},
+              {"cpu_mhz", e.cpu_mhz},
+              {"caches", caches},
+              {"governor", e.governor},
+              {"boost", e.boost},
+              {"memory_bytes", e.memory_bytes},
+              {"os", e.os},
+              {"kernel", e.kernel},
+              {"load_average", e.load_average},
+              {"opval_version", e.opval_version},
+              {"git_sha", e.git_sha},
+              {"build_type", e.build_type},
+              {"compiler", e.compiler},
+              {"cxx_flags", e.cxx_flags},
+              {"libraries", e.libraries},
+              {"variables", e.variables},
+              {"warnings", e.warnings}};
+}
+
+}  // namespace
+
+std::string environment_json(const environment& e) { return environment_object(e).dump(); }
+
+std::string bench_json_line(const bench_result& r, const environment* env) {
   const case_result& c = r.check;
   json j{{"schema", "opval-bench"},
          {"schema_version", 1},
@@ -91,6 +122,7 @@ std::string bench_json_line(const bench_result& r) {
          {"counts", json{{"flops", r.counts.flops}, {"bytes", r.counts.bytes}}},
          {"timing", timing_json(r)},
          {"check", json::parse(to_json_line(c))},
+         {"environment", env ? environment_object(*env) : json(nullptr)},
          {"opval", json{{"version", build::version}, {"git_sha", build::git_sha}}}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -270,6 +270,10 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   EXPECT_LE(t["ci_low"].get<double>(), t["median"].get<double>());
   EXPECT_GE(t["ci_high"].get<double>(), t["median"].get<double>());
   EXPECT_EQ(t["values"].size(), t["samples"].get<std::size_t>());
+  const nlohmann::json& env = j["environment"];
+  EXPECT_FALSE(env["cpu_model"].get<std::string>().empty()) << env.dump();
+  EXPECT_EQ(env["libraries"]["sim"], j["backend_version"]);
+  EXPECT_TRUE(env["warnings"].is_array());
   std::istringstream csv(read_all(dir_ / "b.csv"));
   std::string header, row, extra;
   ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, row));

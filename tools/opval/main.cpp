@@ -29,6 +29,7 @@
 #include "opval/bench.hpp"
 #include "opval/bench_report.hpp"
 #include "opval/build_info.hpp"
+#include "opval/environment.hpp"
 #include "opval/error.hpp"
 #include "opval/isolation.hpp"
 #include "opval/journal.hpp"
@@ -540,6 +541,9 @@ int bench_command(const bench_args& a) {
       c.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(c.known_failures));
   fmt::print("opval bench: backend {}, policy {}, seed {}, {} cache, target CI +-{:g}%, budget {:g} s per case\n",
              o.backend, o.pol.to_string(), o.seed, a.cache, a.target_ci_percent, a.budget);
+  environment env = capture_environment();
+  for (const case_backend& cb : backends) env.libraries[cb.b->name()] = cb.b->version();
+  for (const std::string& w : env.warnings) fmt::print("opval bench: warning: {}\n", w);
   case_executor executor(c);
   bench_table table(std::cout, backends.size() > 1);
   for (const located_problem& lp : problems)
@@ -550,7 +554,7 @@ int bench_command(const bench_args& a) {
         if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
       const bench_result r = time_case(lp.prob, *cb.b, std::move(check), bo);
       table.row(r);
-      if (jsonl) jsonl << bench_json_line(r) << std::endl;
+      if (jsonl) jsonl << bench_json_line(r, &env) << std::endl;
       if (csv) csv << bench_csv_row(r) << std::flush;
     }
   return table.finish() ? exit_passed : exit_failed;
