@@ -32,10 +32,6 @@ struct case_change {
   std::string why;           ///< "ratio 0.81 [0.80, 0.82], p = 1.1e-05"
 };
 
-/// The medians of `repetitions` consecutive chunks of `samples` (the last chunk takes the
-/// remainder): stand-ins for repeated runs when a series was recorded as one run.
-std::vector<double> chunk_medians(std::span<const double> samples, std::size_t repetitions);
-
 /// The verdict for one case from its two series of per-call times:
 /// - slower / faster: the ratio's interval lies wholly beyond 1 +- threshold and the test
 ///   rejects "no shift" at alpha;

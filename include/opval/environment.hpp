@@ -34,6 +34,10 @@ struct environment {
   std::vector<std::string> warnings;
 };
 
+/// CPU 0's current clock in MHz (cpufreq's scaling_cur_freq, else /proc/cpuinfo's "cpu
+/// MHz"), 0 when neither is readable.
+double current_cpu_mhz();
+
 /// Reads this machine's environment (a few milliseconds: sysfs, /proc, uname). `busy_cpus`
 /// is how many CPUs the caller itself keeps busy (1 for a benchmark's own thread), discounted
 /// from the load average before it warns of other load.

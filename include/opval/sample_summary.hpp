@@ -3,6 +3,7 @@
 // quantiles and outliers, computed exactly from the sorted samples.
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace opval {
 
@@ -23,6 +24,11 @@ struct sample_summary {
 /// The q-quantile (0 <= q <= 1) of ascending `sorted` samples, interpolated linearly between
 /// order statistics (Hyndman and Fan's type 7, as NumPy's default and R's).
 double quantile_of_sorted(std::span<const double> sorted, double q);
+
+/// The medians of `chunks` consecutive chunks of `samples` (the last one takes the remainder;
+/// fewer chunks when there are fewer samples): stand-ins for repeated runs when a series was
+/// recorded as one run, and a drift's trace.
+std::vector<double> chunk_medians(std::span<const double> samples, std::size_t chunks);
 
 /// The summary of `samples` (any order). Throws opval::error when there are none or one is
 /// not finite: a timing that is NaN or infinite is a harness bug, not a sample.

@@ -4,6 +4,7 @@
 // 95% confidence interval of the median is narrower than a target or a time budget runs out.
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,17 @@ struct sampling_result {
   std::string stop_reason;        ///< "CI +-0.8% <= +-1%", "time budget of 5 s spent", ...
   double warmup_seconds = 0, sampling_seconds = 0;
   timer_properties timer;
+  /// Why the figure may not be trusted (noise_warnings, and a clock frequency that changed
+  /// during the sampling, when readable); empty when nothing was seen.
+  std::vector<std::string> warnings;
 };
+
+/// Warnings about a series of samples, in order: a coefficient of variation above 5%; more
+/// than 5% of the samples beyond Tukey's fences; a trend across the run (the Mann-Kendall test
+/// on the medians of 10 consecutive chunks, p < 0.01), which a drifting clock, thermal
+/// throttling or growing load leaves.
+std::vector<std::string> noise_warnings(std::span<const double> samples);
+
 
 /// Times `kernel` (one call does the work once). `between`, when set, runs before every sample
 /// and is not timed: rotating input buffers or flushing the caches (cold-cache mode). Throws

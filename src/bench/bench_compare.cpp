@@ -23,17 +23,6 @@ std::string_view to_string(change_verdict v) {
   return "?";
 }
 
-std::vector<double> chunk_medians(std::span<const double> samples, std::size_t repetitions) {
-  const std::size_t chunks = std::clamp<std::size_t>(repetitions, 1, samples.size());
-  const std::size_t size = samples.size() / chunks;
-  std::vector<double> out;
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const std::size_t begin = c * size, end = c + 1 == chunks ? samples.size() : begin + size;
-    out.push_back(summarize(samples.subspan(begin, end - begin)).median);
-  }
-  return out;
-}
-
 namespace {
 
 struct recorded_case {

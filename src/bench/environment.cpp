@@ -130,13 +130,22 @@ void add_warnings(environment& e, double busy_cpus) {
 
 }  // namespace
 
+double current_cpu_mhz() {
+  std::ifstream cur("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+  if (double khz = 0; cur >> khz && khz > 0) return khz / 1000;
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.starts_with("cpu MHz")) return std::atof(line.substr(line.find(':') + 1).c_str());
+  return 0;
+}
+
 environment capture_environment(double busy_cpus) {
   environment e;
   e.cpu_model = cpuinfo_value("model name");
   if (e.cpu_model.empty()) e.cpu_model = cpuinfo_value("Model");  // some ARM kernels
   e.cpu_flags = vector_flags(cpuinfo_value("flags") + " " + cpuinfo_value("Features"));
   e.logical_cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-  e.cpu_mhz = std::atof(cpuinfo_value("cpu MHz").c_str());
+  e.cpu_mhz = current_cpu_mhz();
   e.caches = caches();
   e.governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   if (e.governor.empty()) e.governor = "not readable";

@@ -19,6 +19,17 @@ double quantile_of_sorted(std::span<const double> sorted, double q) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+std::vector<double> chunk_medians(std::span<const double> samples, std::size_t chunks) {
+  const std::size_t count = std::clamp<std::size_t>(chunks, 1, samples.size());
+  const std::size_t size = samples.size() / count;
+  std::vector<double> out;
+  for (std::size_t c = 0; c < count; ++c) {
+    const std::size_t begin = c * size, end = c + 1 == count ? samples.size() : begin + size;
+    out.push_back(summarize(samples.subspan(begin, end - begin)).median);
+  }
+  return out;
+}
+
 sample_summary summarize(std::span<const double> samples) {
   if (samples.empty()) throw error("no samples to summarize");
   for (std::size_t i = 0; i < samples.size(); ++i)

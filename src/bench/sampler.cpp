@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "opval/environment.hpp"
 #include "opval/error.hpp"
+#include "opval/rank_tests.hpp"
 
 namespace opval {
 namespace {
@@ -46,6 +48,27 @@ std::size_t calibrate_batch(const std::function<void()>& kernel, double min_samp
 std::size_t next_check(std::size_t n) { return std::max(n + 1, n + n / 4); }
 
 }  // namespace
+
+std::vector<std::string> noise_warnings(std::span<const double> samples) {
+  std::vector<std::string> out;
+  if (samples.size() < 2) return out;
+  const sample_summary s = summarize(samples);
+  if (s.cv > 0.05)
+    out.push_back(fmt::format("high variation: CV {:.1f}% (the median resists it; the mean and the interval's width do not)",
+                              100 * s.cv));
+  if (static_cast<double>(s.outliers()) > 0.05 * static_cast<double>(s.n))
+    out.push_back(fmt::format("{} of {} samples are outliers ({} high, {} low)", s.outliers(), s.n, s.outliers_high,
+                              s.outliers_low));
+  if (samples.size() >= 30) {
+    const std::vector<double> chunks = chunk_medians(samples, 10);
+    const rank_test_result trend = mann_kendall(chunks);
+    if (trend.p_value < 0.01)
+      out.push_back(fmt::format("a trend across the run: the medians of consecutive tenths {} from {} to {} "
+                                "(Mann-Kendall p = {:.2g})",
+                                trend.statistic > 0 ? "rise" : "fall", chunks.front(), chunks.back(), trend.p_value));
+  }
+  return out;
+}
 
 timer_properties measure_timer() {
   timer_properties t;
@@ -90,6 +113,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   r.batch = calibrate_batch(kernel, min_sample);
   r.warmup_seconds = seconds(steady::now() - start);
 
+  const double mhz_before = current_cpu_mhz();
   const auto sampling_start = steady::now();
   bootstrap_options quick = o.ci;
   quick.resamples = std::min(quick.resamples, 500);  // the stopping rule's interval; the final one uses o.ci
@@ -121,8 +145,13 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
     }
   }
   r.sampling_seconds = seconds(steady::now() - sampling_start);
+  const double mhz_after = current_cpu_mhz();
   r.summary = summarize(r.samples);
   r.median_ci = r.samples.size() >= 2 ? median_ci(r.samples, o.ci) : interval{r.summary.median, r.summary.median, o.ci.confidence, 1};
+  r.warnings = noise_warnings(r.samples);
+  if (mhz_before > 0 && mhz_after > 0 && std::fabs(mhz_after / mhz_before - 1) > 0.05)
+    r.warnings.push_back(fmt::format("the clock changed during the sampling: {:.0f} MHz before, {:.0f} MHz after",
+                                     mhz_before, mhz_after));
   const double half_width = r.median_ci.width_relative_to(r.summary.median);
   if (r.converged) r.stop_reason = fmt::format("CI +-{:.2g}% <= +-{:.2g}%", 100 * half_width, 100 * o.target_ci);
   else r.stop_reason += fmt::format(" (CI +-{:.2g}%, target +-{:.2g}%)", 100 * half_width, 100 * o.target_ci);

@@ -40,6 +40,7 @@ json timing_json(const bench_result& r) {
               {"batch", t.batch},
               {"converged", t.converged},
               {"stop_reason", t.stop_reason},
+              {"warnings", t.warnings},
               {"warmup_seconds", t.warmup_seconds},
               {"sampling_seconds", t.sampling_seconds},
               {"timer_resolution", t.timer.resolution},
@@ -195,6 +196,7 @@ void bench_table::row(const bench_result& r) {
   fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
              fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n);
   if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
+  for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
 }
 
 bool bench_table::finish() {

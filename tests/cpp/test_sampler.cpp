@@ -5,7 +5,11 @@
 // for a shared one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
 #include <cstdint>
 #include <stdexcept>
 #include <thread>
@@ -87,6 +91,37 @@ TEST(sampler, the_step_between_samples_is_run_once_per_sample_and_not_timed) {
   const std::size_t warm_calls_at_most = static_cast<std::size_t>(o.warmup_seconds / 220e-6) + 2;
   EXPECT_GE(betweens, r.samples.size());
   EXPECT_LE(betweens, r.samples.size() + warm_calls_at_most);
+}
+
+TEST(sampler, noise_warnings_name_spread_outliers_and_drift) {
+  std::vector<double> steady_series, spread, drifting, outlying;
+  for (std::size_t i = 0; i < 200; ++i) {
+    const double jitter = 0.002 * random_normal(5, 0, i);
+    steady_series.push_back(1e-5 * (1 + jitter));
+    spread.push_back(1e-5 * (1 + 0.3 * std::fabs(random_normal(5, 1, i))));
+    drifting.push_back(1e-5 * (1 + jitter + 0.0002 * static_cast<double>(i)));
+    outlying.push_back(1e-5 * (1 + jitter) * (i % 10 == 0 ? 3 : 1));
+  }
+  EXPECT_TRUE(noise_warnings(steady_series).empty());
+  const auto has = [](const std::vector<std::string>& w, const std::string& start) {
+    return std::any_of(w.begin(), w.end(), [&](const std::string& s) { return s.starts_with(start); });
+  };
+  EXPECT_TRUE(has(noise_warnings(spread), "high variation: CV "));
+  EXPECT_TRUE(has(noise_warnings(drifting), "a trend across the run: the medians of consecutive tenths rise"));
+  EXPECT_TRUE(has(noise_warnings(outlying), "20 of 200 samples are outliers (20 high, 0 low)"));
+}
+
+// A kernel that slows down as it runs (as under throttling) is flagged.
+TEST(sampler, a_kernel_slowing_down_over_the_run_is_warned_of) {
+  std::size_t calls = 0;
+  sampling_options o;
+  o.budget_seconds = 0.3;
+  o.target_ci = 1e-6;  // never met: sample for the whole budget
+  o.min_sample_seconds = 1e-9;
+  const sampling_result r = sample([&] { spin_for(20e-6 + 2e-9 * static_cast<double>(calls++)); }, {}, o);
+  EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(),
+                          [](const std::string& w) { return w.starts_with("a trend across the run"); }))
+      << r.samples.size() << " samples";
 }
 
 TEST(sampler, bad_options_are_errors_and_kernel_exceptions_propagate) {

@@ -59,6 +59,12 @@ TEST(sample_summary, tukey_fences_count_injected_outliers_on_each_side) {
   EXPECT_NEAR(s.median, 100, 0.1);
 }
 
+TEST(sample_summary, chunk_medians_cut_a_series_into_repetitions) {
+  const std::vector<double> x = {1, 2, 3, 10, 11, 12, 20, 21, 22, 23};
+  EXPECT_EQ(chunk_medians(x, 3), (std::vector<double>{2, 11, 21.5}));
+  EXPECT_EQ(chunk_medians(x, 100).size(), x.size());
+}
+
 TEST(sample_summary, bad_series_are_errors) {
   EXPECT_THROW(summarize(std::vector<double>{}), error);
   EXPECT_THROW(summarize(std::vector<double>{1, NAN}), error);
