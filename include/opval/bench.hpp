@@ -22,6 +22,7 @@ struct bench_options {
   sampling_options sampling;
   cache_mode cache = cache_mode::hot;
   std::size_t flush_bytes = 0; ///< cold mode's flush buffer; 0 = twice the last-level cache
+  int threads = 0;             ///< OpenMP threads while timing; 0 = as they are
 };
 
 struct bench_result {
@@ -33,6 +34,8 @@ struct bench_result {
   double gbytes_per_second = 0;///< counts.bytes / median / 1e9
   double intensity = 0;        ///< flops per byte
   std::string cache;           ///< "hot", or "cold (flushing 600 MiB)"
+  int threads = 0;             ///< OpenMP's thread count while timing
+  std::string affinity;        ///< the CPUs the timing ran on ("0-1")
 };
 
 /// Times p on b after its correctness check `check` (a run_case result, perhaps from a worker

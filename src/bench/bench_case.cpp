@@ -1,10 +1,14 @@
 #include "opval/bench.hpp"
 
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include <omp.h>
+
 #include "opval/cache_flush.hpp"
+#include "opval/threading.hpp"
 
 namespace opval {
 namespace {
@@ -50,6 +54,10 @@ bench_result time_case(const problem& p, backend& b, case_result check, const be
     sampling.min_sample_seconds = 1e-12;  // one call per sample: a second call would find warm caches
     r.cache = fmt::format("cold (flushing {} MiB)", flusher->bytes() >> 20);
   }
+  std::optional<omp_threads_scope> threads;
+  if (o.threads > 0) threads.emplace(o.threads);
+  r.threads = omp_get_max_threads();
+  r.affinity = cpu_list_text(current_affinity());
   r.timing = sample(kernel, between, sampling);
   r.timed = true;
   derive(r);

@@ -16,6 +16,7 @@
 #include "opval/log.hpp"
 #include "opval/error_model.hpp"
 #include "opval/op_spec.hpp"
+#include "opval/threading.hpp"
 
 namespace opval {
 namespace {
@@ -182,18 +183,6 @@ state worst_state(state a, state b) {
   };
   return rank(a) >= rank(b) ? a : b;
 }
-
-// Sets OpenMP's thread count for the calling thread's next parallel regions, and restores it.
-class omp_threads_scope {
- public:
-  explicit omp_threads_scope(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~omp_threads_scope() { omp_set_num_threads(saved_); }
-  omp_threads_scope(const omp_threads_scope&) = delete;
-  omp_threads_scope& operator=(const omp_threads_scope&) = delete;
-
- private:
-  int saved_;
-};
 
 // The tensors handed to the kernel under test and the memory checks around each of its runs
 // (docs/SAFETY.md): guarded storage whose canaries are checked after each run, poisoned

@@ -46,6 +46,8 @@ json timing_json(const bench_result& r) {
               {"timer_resolution", t.timer.resolution},
               {"timer_overhead", t.timer.overhead},
               {"cache", r.cache},
+              {"threads", r.threads},
+              {"affinity", r.affinity},
               {"gflops", r.gflops},
               {"gbytes_per_second", r.gbytes_per_second},
               {"intensity", r.intensity},

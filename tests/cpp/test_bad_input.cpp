@@ -110,6 +110,9 @@ const std::vector<bad_case>& bad_cases() {
       {"bench_min_samples_one", {"bench", "--problems", ok_problem, "--min-samples", "1"}, "--min-samples"},
       {"bench_csv_directory", {"bench", "--problems", ok_problem, "--csv", "a_dir"}, "a_dir"},
       {"bench_unknown_op", {"bench", "--op", "nope"}, "nope"},
+      {"bench_affinity_reversed", {"bench", "--problems", ok_problem, "--affinity", "5-2"}, "5-2"},
+      {"bench_affinity_text", {"bench", "--problems", ok_problem, "--affinity", "all"}, "all"},
+      {"bench_omp_threads_zero", {"bench", "--problems", ok_problem, "--omp-threads", "0"}, "--omp-threads"},
   };
   return cases;
 }

@@ -280,6 +280,12 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   EXPECT_FALSE(std::getline(csv, extra));
   EXPECT_TRUE(header.starts_with("descriptor,op,contract,seed,backend,state,timed,median_s,")) << header;
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ',')) << row;
+  cli_result pinned = opval({"bench", "--problems", problem, "--budget", "0.2", "--affinity", "0", "--omp-threads", "1",
+                             "--jsonl", "pinned.jsonl"});
+  EXPECT_EQ(pinned.code, 0) << pinned.out << pinned.err;
+  const nlohmann::json p = nlohmann::json::parse(read_all(dir_ / "pinned.jsonl"));
+  EXPECT_EQ(p["timing"]["threads"], 1);
+  EXPECT_EQ(p["timing"]["affinity"], "0");
   expect_bad_input({"bench", "--problems", problem, "--cache", "warm"}, "--cache");
   expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
 }

@@ -30,6 +30,7 @@
 #include "opval/bench_report.hpp"
 #include "opval/build_info.hpp"
 #include "opval/environment.hpp"
+#include "opval/threading.hpp"
 #include "opval/error.hpp"
 #include "opval/isolation.hpp"
 #include "opval/journal.hpp"
@@ -100,6 +101,8 @@ struct bench_args {
   double warmup = 0.05;
   std::string cache = "hot";
   std::string csv;
+  int omp_threads = 0;   ///< OpenMP threads while timing (0: as they are)
+  std::string affinity;  ///< a cpulist the whole run is pinned to
 };
 
 /// `bench compare BASE NEW`.
@@ -157,6 +160,12 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->check(CLI::IsMember({"hot", "cold"}))
       ->type_name("hot|cold");
   cmd.add_option("--csv", a.csv, "also write one CSV row per case to FILE")->type_name("FILE");
+  cmd.add_option("--omp-threads", a.omp_threads, "OpenMP threads while timing (default: as the environment sets them)")
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N");
+  cmd.add_option("--affinity", a.affinity,
+                 "pin the run (this process, its worker and every library thread) to these CPUs, e.g. 0-3,6")
+      ->type_name("CPUS");
 }
 
 void add_case_options(CLI::App& cmd, case_args& a) {
@@ -523,6 +532,7 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   b.sampling.min_samples = a.min_samples;
   b.sampling.warmup_seconds = a.warmup;
   b.cache = a.cache == "hot" ? cache_mode::hot : cache_mode::cold;
+  b.threads = a.omp_threads;
   return b;
 }
 
@@ -530,6 +540,8 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
 // timed in this process only if its check PASSED.
 int bench_command(const bench_args& a) {
   const case_args& c = a.r.c;
+  // Before any backend or worker exists, so that their threads inherit the CPUs.
+  if (!a.affinity.empty()) pin_process_to(parse_cpu_list(a.affinity));
   run_options o = make_run_options(c);
   std::vector<case_backend> backends = make_case_backends(c, o);
   const bench_options bo = make_bench_options(a, o);
