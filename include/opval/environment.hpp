@@ -34,6 +34,10 @@ struct environment {
   std::vector<std::string> warnings;
 };
 
+/// CPU 0's caches as sysfs describes them (/sys/devices/system/cpu/cpu0/cache), by level;
+/// empty when not readable.
+std::vector<cache_info> cpu0_caches();
+
 /// CPU 0's current clock in MHz (cpufreq's scaling_cur_freq, else /proc/cpuinfo's "cpu
 /// MHz"), 0 when neither is readable.
 double current_cpu_mhz();

@@ -61,7 +61,9 @@ std::uint64_t size_in_bytes(const std::string& text) {
   return value;
 }
 
-std::vector<cache_info> caches() {
+}  // namespace
+
+std::vector<cache_info> cpu0_caches() {
   std::vector<cache_info> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
@@ -78,6 +80,8 @@ std::vector<cache_info> caches() {
   });
   return out;
 }
+
+namespace {
 
 std::string boost_state() {
   if (const std::string b = first_line("/sys/devices/system/cpu/cpufreq/boost"); !b.empty()) return b == "1" ? "on" : "off";
@@ -133,10 +137,7 @@ void add_warnings(environment& e, double busy_cpus) {
 double current_cpu_mhz() {
   std::ifstream cur("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
   if (double khz = 0; cur >> khz && khz > 0) return khz / 1000;
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);)
-    if (line.starts_with("cpu MHz")) return std::atof(line.substr(line.find(':') + 1).c_str());
-  return 0;
+  return std::atof(cpuinfo_value("cpu MHz").c_str());
 }
 
 environment capture_environment(double busy_cpus) {
@@ -146,7 +147,7 @@ environment capture_environment(double busy_cpus) {
   e.cpu_flags = vector_flags(cpuinfo_value("flags") + " " + cpuinfo_value("Features"));
   e.logical_cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   e.cpu_mhz = current_cpu_mhz();
-  e.caches = caches();
+  e.caches = cpu0_caches();
   e.governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   if (e.governor.empty()) e.governor = "not readable";
   e.boost = boost_state();
