@@ -93,9 +93,17 @@ std::string trim(std::string_view s) {
 
 std::filesystem::path resolve_problem_file(const std::string& name, const std::filesystem::path& base) {
   namespace fs = std::filesystem;
+  // The non-throwing status: a name the OS refuses (too long, a loop of links, no permission)
+  // is bad input like a missing file, named in the error rather than a filesystem_error.
+  std::string refused;
   for (fs::path candidate : {base / name, base / (name + ".txt"), fs::path(OPVAL_PROBLEMS_DIR) / name,
-                             fs::path(OPVAL_PROBLEMS_DIR) / (name + ".txt")})
-    if (fs::is_regular_file(candidate)) return candidate;
+                             fs::path(OPVAL_PROBLEMS_DIR) / (name + ".txt")}) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && refused.empty())
+      refused = ": " + ec.message();
+  }
+  if (!refused.empty()) throw error("cannot read problem file '" + name + "'" + refused);
   throw error("cannot read problem file '" + name + "' (no such file, nor a shape set in " +
               std::string(OPVAL_PROBLEMS_DIR) + ")");
 }
