@@ -24,11 +24,16 @@ timer_properties measure_timer();
 struct sampling_options {
   double target_ci = 0.01;        ///< stop when the CI's half-width is within this fraction of the median
   double budget_seconds = 5;      ///< stop when warm-up and sampling have taken this long
-  std::size_t min_samples = 10;   ///< never stop (for the target) before this many samples
+  std::size_t min_samples = 30;   ///< never stop (for the target) before this many samples
+  /// Nor before sampling this long: a figure from a few milliseconds of samples is a snapshot
+  /// of the machine's load at that instant (see docs/BENCHMARKING.md, "Accuracy").
+  double min_sampling_seconds = 0.1;
   std::size_t max_samples = 1000000;
   double warmup_seconds = 0.05;   ///< run the kernel at least this long, and at least once, first
-  /// A sample lasts at least this long: shorter kernels are batched. 0 = automatic, 100 times
-  /// the timer's resolution plus overhead (1% of a sample), and at least 10 microseconds.
+  /// A sample lasts at least this long: shorter kernels are batched. 0 = automatic: 100 times
+  /// the timer's resolution plus overhead (1% of a sample), at least 10 microseconds, and at
+  /// least a thousandth of min_sampling_seconds (100 us by default), so that the minimum time
+  /// holds about 1000 samples, where the block bootstrap's interval is cheap (~20 ms).
   double min_sample_seconds = 0;
   bootstrap_options ci;           ///< the interval's confidence, resamples and seed
 };
@@ -37,10 +42,13 @@ struct sampling_result {
   std::vector<double> samples;    ///< seconds per kernel call, one per sample, in order
   std::size_t batch = 1;          ///< kernel calls per sample
   sample_summary summary;
+  /// The 95% interval of the median: the block bootstrap (interval::block > 0), or beyond 10000
+  /// samples the order-statistic interval (block 0; rank_interval.hpp), which costs O(n) once.
   interval median_ci;
   bool converged = false;         ///< the CI target was met
   std::string stop_reason;        ///< "CI +-0.8% <= +-1%", "time budget of 5 s spent", ...
   double warmup_seconds = 0, sampling_seconds = 0;
+  double rule_seconds = 0;        ///< of sampling_seconds, the stopping rule's share (between samples)
   timer_properties timer;
   /// Why the figure may not be trusted (noise_warnings, and a clock frequency that changed
   /// during the sampling, when readable); empty when nothing was seen.

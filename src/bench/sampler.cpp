@@ -8,6 +8,7 @@
 
 #include "opval/environment.hpp"
 #include "opval/error.hpp"
+#include "opval/rank_interval.hpp"
 #include "opval/rank_tests.hpp"
 
 namespace opval {
@@ -22,7 +23,8 @@ void check(const sampling_options& o) {
   if (!(o.budget_seconds > 0)) throw error(fmt::format("the time budget must be positive, got {} s", o.budget_seconds));
   if (o.min_samples < 2 || o.max_samples < o.min_samples)
     throw error(fmt::format("need 2 <= min samples ({}) <= max samples ({})", o.min_samples, o.max_samples));
-  if (o.warmup_seconds < 0 || o.min_sample_seconds < 0) throw error("negative warm-up or sample time");
+  if (o.warmup_seconds < 0 || o.min_sample_seconds < 0 || o.min_sampling_seconds < 0)
+    throw error("negative warm-up, sample or sampling time");
 }
 
 /// Calls per sample: grown geometrically until a batch lasts `min_sample`, each size timed
@@ -43,9 +45,33 @@ std::size_t calibrate_batch(const std::function<void()>& kernel, double min_samp
   }
 }
 
-/// The sample count at which the stopping rule is evaluated next: every 25% more samples, so
-/// that the bootstrap's cost stays a small share of the sampling.
-std::size_t next_check(std::size_t n) { return std::max(n + 1, n + n / 4); }
+/// The sample count at which the stopping rule is evaluated next: every 12.5% more samples, so
+/// that its O(n) cost stays a few nanoseconds per sample.
+std::size_t next_check(std::size_t n) { return std::max(n + 1, n + n / 8); }
+
+/// Beyond this many samples the block bootstrap (O(n) per resample, 2000 resamples: 0.2 s at
+/// this size here) gives way to the order-statistic interval, O(n) once, whose coverage with
+/// dependent samples is tested as the bootstrap's is (tests/cpp/test_statistics.cpp).
+constexpr std::size_t bootstrap_limit = 10000;
+
+/// The interval of the median the sampler reports and confirms its stop with.
+interval median_interval(std::span<const double> samples, const bootstrap_options& o) {
+  return samples.size() <= bootstrap_limit ? median_ci(samples, o) : median_ci_by_ranks(samples, o.confidence);
+}
+
+/// The stopping rule: the order-statistic interval (O(n)) within the target, then the block
+/// bootstrap (O(n) per resample, 200 resamples) confirming it, up to bootstrap_limit samples. After a bootstrap that disagrees,
+/// the next waits for 50% more samples (`confirm_at`), so that it too stays a small share.
+bool meets_target(std::span<const double> samples, double target, const bootstrap_options& quick,
+                  std::size_t& confirm_at) {
+  std::vector<double> copy(samples.begin(), samples.end());
+  std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(copy.size() / 2), copy.end());
+  const double median = copy[copy.size() / 2];  // the upper middle: a stopping rule's centre
+  if (median_ci_by_ranks(samples, quick.confidence).width_relative_to(median) > target) return false;
+  if (samples.size() < confirm_at) return false;
+  confirm_at = std::max(samples.size() + 1, samples.size() + samples.size() / 2);
+  return median_interval(samples, quick).width_relative_to(median) <= target;
+}
 
 }  // namespace
 
@@ -109,35 +135,42 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
     now = steady::now();
   } while (seconds(now - start) < o.warmup_seconds && seconds(now - start) < budget);
   const double min_sample = o.min_sample_seconds > 0 ? o.min_sample_seconds
-                                                     : std::max(10e-6, 100 * (r.timer.resolution + r.timer.overhead));
+                                                     : std::max({10e-6, 100 * (r.timer.resolution + r.timer.overhead),
+                                                                 o.min_sampling_seconds / 1000});
   r.batch = calibrate_batch(kernel, min_sample);
   r.warmup_seconds = seconds(steady::now() - start);
 
   const double mhz_before = current_cpu_mhz();
   const auto sampling_start = steady::now();
   bootstrap_options quick = o.ci;
-  quick.resamples = std::min(quick.resamples, 500);  // the stopping rule's interval; the final one uses o.ci
-  std::size_t check_at = o.min_samples;
+  quick.resamples = std::min(quick.resamples, 200);  // the stopping rule's confirmation; the final interval uses o.ci
+  std::size_t check_at = o.min_samples, confirm_at = o.min_samples;
   r.samples.reserve(std::min<std::size_t>(o.max_samples, 4096));
+  // One clock reading per sample: a sample ends where the next begins, so the loop's own
+  // bookkeeping (a few nanoseconds) falls inside the next sample rather than being read twice.
+  // Whatever runs between samples untimed (`between`, the stopping rule) restarts the clock.
+  auto t0 = steady::now();
   for (;;) {
-    if (between) between();
-    const auto t0 = steady::now();
+    if (between) {
+      between();
+      t0 = steady::now();
+    }
     for (std::size_t i = 0; i < r.batch; ++i) kernel();
     const auto t1 = steady::now();
     r.samples.push_back(seconds(t1 - t0) / static_cast<double>(r.batch));
+    t0 = t1;
     const std::size_t n = r.samples.size();
     if (n >= o.max_samples) {
       r.stop_reason = fmt::format("the maximum of {} samples reached", o.max_samples);
       break;
     }
-    if (n >= check_at) {
+    if (n >= check_at && seconds(t1 - sampling_start) >= o.min_sampling_seconds) {
+      const auto rule_start = steady::now();
       check_at = next_check(n);
-      const interval ci = median_ci(r.samples, quick);
-      const double median = summarize(r.samples).median;
-      if (ci.width_relative_to(median) <= o.target_ci) {
-        r.converged = true;
-        break;
-      }
+      r.converged = meets_target(r.samples, o.target_ci, quick, confirm_at);
+      t0 = steady::now();
+      r.rule_seconds += seconds(t0 - rule_start);
+      if (r.converged) break;
     }
     if (seconds(t1 - start) >= budget) {
       r.stop_reason = fmt::format("the time budget of {:g} s spent", budget);
@@ -147,7 +180,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   r.sampling_seconds = seconds(steady::now() - sampling_start);
   const double mhz_after = current_cpu_mhz();
   r.summary = summarize(r.samples);
-  r.median_ci = r.samples.size() >= 2 ? median_ci(r.samples, o.ci) : interval{r.summary.median, r.summary.median, o.ci.confidence, 1};
+  r.median_ci = r.samples.size() >= 2 ? median_interval(r.samples, o.ci) : interval{r.summary.median, r.summary.median, o.ci.confidence, 1};
   r.warnings = noise_warnings(r.samples);
   if (mhz_before > 0 && mhz_after > 0 && std::fabs(mhz_after / mhz_before - 1) > 0.05)
     r.warnings.push_back(fmt::format("the clock changed during the sampling: {:.0f} MHz before, {:.0f} MHz after",

@@ -52,6 +52,28 @@ TEST(sampler, the_median_of_a_known_kernel_is_its_length) {
   }
 }
 
+// The target stops nothing before min_samples and min_sampling_seconds, whose thousandth is the
+// shortest sample; the stopping rule's own time is accounted apart and is a small share.
+TEST(sampler, the_minimum_time_holds_the_stop_and_the_rule_is_cheap) {
+  sampling_options o;
+  o.budget_seconds = 2;
+  o.min_sampling_seconds = 0.3;
+  const sampling_result r = sample([] { spin_for(20e-6); }, {}, o);
+  EXPECT_TRUE(r.converged) << r.stop_reason;
+  EXPECT_GE(r.sampling_seconds, 0.3);
+  // Samples of at least a thousandth of the minimum time (0.3 ms: batches of 15 calls or more).
+  EXPECT_GE(static_cast<double>(r.batch) * 20e-6, 0.3e-3 * 0.9) << r.batch;
+  EXPECT_GT(r.samples.size(), 300u);
+  EXPECT_GT(r.rule_seconds, 0);
+  EXPECT_LT(r.rule_seconds, 0.1 * r.sampling_seconds);
+  o.min_sampling_seconds = 0;
+  o.min_samples = 40;
+  const sampling_result quick = sample([] { spin_for(20e-6); }, {}, o);
+  EXPECT_GE(quick.samples.size(), 40u);
+  EXPECT_LT(quick.sampling_seconds, 0.3) << quick.stop_reason;
+  EXPECT_THROW(sample([] {}, {}, {.min_sampling_seconds = -1}), error);
+}
+
 TEST(sampler, short_kernels_are_batched_to_ten_microseconds_or_more) {
   sampling_options o;
   o.budget_seconds = 0.5;

@@ -97,7 +97,8 @@ struct bench_args {
   run_args r;
   double target_ci_percent = 1;
   double budget = 5;
-  std::size_t min_samples = 10;
+  std::size_t min_samples = 30;
+  double min_time = 0.1;
   double warmup = 0.05;
   std::string cache = "hot";
   std::string csv;
@@ -149,6 +150,10 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->capture_default_str()
       ->check(CLI::Range(2, 100000000))
       ->type_name("N");
+  cmd.add_option("--min-time", a.min_time, "nor before sampling this long, seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0))
+      ->type_name("SECONDS");
   cmd.add_option("--warmup", a.warmup, "run the kernel at least this long before sampling, seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0))
@@ -530,6 +535,7 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   b.sampling.target_ci = a.target_ci_percent / 100;
   b.sampling.budget_seconds = a.budget;
   b.sampling.min_samples = a.min_samples;
+  b.sampling.min_sampling_seconds = a.min_time;
   b.sampling.warmup_seconds = a.warmup;
   b.cache = a.cache == "hot" ? cache_mode::hot : cache_mode::cold;
   b.threads = a.omp_threads;
