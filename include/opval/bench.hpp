@@ -5,7 +5,10 @@
 // is turned into GFLOP/s and GB/s from the op's counts.
 #include <string>
 
+#include <optional>
+
 #include "opval/backend.hpp"
+#include "opval/hardware_counters.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 #include "opval/sampler.hpp"
@@ -23,6 +26,7 @@ struct bench_options {
   cache_mode cache = cache_mode::hot;
   std::size_t flush_bytes = 0; ///< cold mode's flush buffer; 0 = twice the last-level cache
   int threads = 0;             ///< OpenMP threads while timing; 0 = as they are
+  bool counters = false;       ///< after the timing, count events over ~50 ms of calls (perf_event_open)
 };
 
 struct bench_result {
@@ -36,6 +40,7 @@ struct bench_result {
   std::string cache;           ///< "hot", or "cold (flushing 600 MiB)"
   int threads = 0;             ///< OpenMP's thread count while timing
   std::string affinity;        ///< the CPUs the timing ran on ("0-1")
+  std::optional<counter_result> counters;  ///< when asked for: per-call event counts, or why none
 };
 
 /// Times p on b after its correctness check `check` (a run_case result, perhaps from a worker

@@ -1,5 +1,7 @@
 #include "opval/bench.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -8,6 +10,7 @@
 #include <omp.h>
 
 #include "opval/cache_flush.hpp"
+#include "opval/error.hpp"
 #include "opval/threading.hpp"
 
 namespace opval {
@@ -20,6 +23,19 @@ void derive(bench_result& r) {
   r.gflops = r.counts.flops / median / 1e9;
   r.gbytes_per_second = r.counts.bytes / median / 1e9;
   r.intensity = r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0;
+}
+
+/// Events over about 50 ms of calls (one at least), after the timing, so that counting does
+/// not disturb it. Where no event can be opened at all, the result says why.
+counter_result count_case(const std::function<void()>& kernel, const std::function<void()>& between, double median) {
+  const auto calls = static_cast<std::uint64_t>(std::clamp(std::llround(0.05 / median), 1LL, 1000000000LL));
+  try {
+    return count_events(kernel, between, calls);
+  } catch (const error& e) {
+    counter_result none;
+    none.unavailable = e.what();
+    return none;
+  }
 }
 
 }  // namespace
@@ -61,6 +77,7 @@ bench_result time_case(const problem& p, backend& b, case_result check, const be
   r.timing = sample(kernel, between, sampling);
   r.timed = true;
   derive(r);
+  if (o.counters) r.counters = count_case(kernel, between, r.timing.summary.median);
   return r;
 }
 

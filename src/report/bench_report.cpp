@@ -16,6 +16,27 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+json counters_json(const std::optional<counter_result>& c) {
+  if (!c) return nullptr;
+  json per_call = json::object();
+  for (const auto& [name, value] : c->per_call) per_call[name] = value;
+  return json{{"hardware", c->hardware},
+              {"unavailable", c->unavailable},
+              {"calls", c->calls},
+              {"per_call", per_call},
+              {"ipc", c->ipc}};
+}
+
+/// "cycles 1.2e+06, instructions 3.4e+06 (IPC 2.83), ...": the per-call counts under a row.
+std::string counters_text(const counter_result& c) {
+  std::string text;
+  for (const auto& [name, value] : c.per_call) {
+    text += fmt::format("{}{} {:.3g}", text.empty() ? "" : ", ", name, value);
+    if (name == "instructions" && c.ipc > 0) text += fmt::format(" (IPC {:.2f})", c.ipc);
+  }
+  return text;
+}
+
 json timing_json(const bench_result& r) {
   if (!r.timed) return nullptr;
   const sampling_result& t = r.timing;
@@ -51,6 +72,7 @@ json timing_json(const bench_result& r) {
               {"gflops", r.gflops},
               {"gbytes_per_second", r.gbytes_per_second},
               {"intensity", r.intensity},
+              {"counters", counters_json(r.counters)},
               {"values", t.samples}};
 }
 
@@ -199,6 +221,12 @@ void bench_table::row(const bench_result& r) {
              fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n);
   if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
   for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
+  if (r.counters) {
+    if (!r.counters->hardware)
+      fmt::print(out_, "  hardware counters: not available here ({})\n", r.counters->unavailable);
+    if (!r.counters->per_call.empty())
+      fmt::print(out_, "  counters per call ({} calls): {}\n", r.counters->calls, counters_text(*r.counters));
+  }
 }
 
 bool bench_table::finish() {

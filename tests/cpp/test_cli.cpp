@@ -286,6 +286,22 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   const nlohmann::json p = nlohmann::json::parse(read_all(dir_ / "pinned.jsonl"));
   EXPECT_EQ(p["timing"]["threads"], 1);
   EXPECT_EQ(p["timing"]["affinity"], "0");
+  EXPECT_TRUE(p["timing"]["counters"].is_null()) << "counted only when asked for";
+  // --counters: per-call counts in the record and under the row; hardware ones, or the reason
+  // this machine has none (this VM: perf_event_open(cycles) refused) and the software ones.
+  cli_result counted = opval({"bench", "--problems", problem, "--budget", "0.2", "--counters", "--jsonl", "c.jsonl"});
+  EXPECT_EQ(counted.code, 0) << counted.out << counted.err;
+  const nlohmann::json c = nlohmann::json::parse(read_all(dir_ / "c.jsonl"))["timing"]["counters"];
+  EXPECT_GE(c["calls"].get<std::uint64_t>(), 1u) << c.dump();
+  EXPECT_GT(c["per_call"]["task-clock-ns"].get<double>(), 0) << c.dump();
+  EXPECT_NE(counted.out.find("  counters per call ("), std::string::npos) << counted.out;
+  if (c["hardware"].get<bool>()) {
+    EXPECT_GT(c["ipc"].get<double>(), 0) << c.dump();
+    EXPECT_NE(counted.out.find("(IPC "), std::string::npos) << counted.out;
+  } else {
+    EXPECT_NE(counted.out.find("  hardware counters: not available here (perf_event_open(cycles): "), std::string::npos)
+        << counted.out;
+  }
   expect_bad_input({"bench", "--problems", problem, "--cache", "warm"}, "--cache");
   expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
 }

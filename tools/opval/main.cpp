@@ -98,6 +98,7 @@ struct bench_args {
   double target_ci_percent = 1;
   double budget = 5;
   std::size_t min_samples = 30;
+  bool counters = false;
   double min_time = 0.1;
   double warmup = 0.05;
   std::string cache = "hot";
@@ -158,6 +159,9 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0))
       ->type_name("SECONDS");
+  cmd.add_flag("--counters", a.counters,
+               "after timing, count cycles, instructions, cache misses (IPC) and software events per call"
+               " over ~50 ms of calls (perf_event_open; says so where the machine exposes none)");
   cmd.add_option("--cache", a.cache,
                  "hot: the same buffers, short kernels batched; cold: flush twice the last-level cache before"
                  " every sample, one call per sample")
@@ -539,6 +543,7 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   b.sampling.warmup_seconds = a.warmup;
   b.cache = a.cache == "hot" ? cache_mode::hot : cache_mode::cold;
   b.threads = a.omp_threads;
+  b.counters = a.counters;
   return b;
 }
 
