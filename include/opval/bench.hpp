@@ -9,6 +9,8 @@
 
 #include "opval/backend.hpp"
 #include "opval/hardware_counters.hpp"
+#include "opval/machine_peaks.hpp"
+#include "opval/roofline.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 #include "opval/sampler.hpp"
@@ -27,6 +29,7 @@ struct bench_options {
   std::size_t flush_bytes = 0; ///< cold mode's flush buffer; 0 = twice the last-level cache
   int threads = 0;             ///< OpenMP threads while timing; 0 = as they are
   bool counters = false;       ///< after the timing, count events over ~50 ms of calls (perf_event_open)
+  const machine_peaks* peaks = nullptr;  ///< this machine's peaks: each result placed on its roofline
 };
 
 struct bench_result {
@@ -41,6 +44,7 @@ struct bench_result {
   int threads = 0;             ///< OpenMP's thread count while timing
   std::string affinity;        ///< the CPUs the timing ran on ("0-1")
   std::optional<counter_result> counters;  ///< when asked for: per-call event counts, or why none
+  std::optional<roofline_place> roofline;  ///< with the machine's peaks: the result on its roofline
 };
 
 /// Times p on b after its correctness check `check` (a run_case result, perhaps from a worker

@@ -77,6 +77,9 @@ bench_result time_case(const problem& p, backend& b, case_result check, const be
   r.timing = sample(kernel, between, sampling);
   r.timed = true;
   derive(r);
+  if (o.peaks)
+    r.roofline = place_on_roofline(*o.peaks, p.dt.math, r.threads, r.gflops, r.gbytes_per_second, r.intensity,
+                                   r.counts.bytes, o.cache == cache_mode::cold);
   if (o.counters) r.counters = count_case(kernel, between, r.timing.summary.median);
   return r;
 }

@@ -37,6 +37,25 @@ std::string counters_text(const counter_result& c) {
   return text;
 }
 
+json roofline_json(const std::optional<roofline_place>& place) {
+  if (!place) return nullptr;
+  return json{{"peak_type", place->peak_type},
+              {"peak_gflops", place->peak_gflops},
+              {"memory_level", place->memory_level},
+              {"bandwidth_gbs", place->bandwidth_gbs},
+              {"attainable_gflops", place->attainable_gflops},
+              {"bound", place->bound},
+              {"percent_of_roof", place->percent_of_roof},
+              {"percent_of_bandwidth", place->percent_of_bandwidth}};
+}
+
+/// "62% L3", "41% compute": the share of the roof above the result, and which roof it is.
+std::string roof_text(const bench_result& r) {
+  if (!r.roofline) return "-";
+  const roofline_place& place = *r.roofline;
+  return fmt::format("{:.3g}% {}", place.percent_of_roof, place.bound == "memory" ? place.memory_level : "compute");
+}
+
 json timing_json(const bench_result& r) {
   if (!r.timed) return nullptr;
   const sampling_result& t = r.timing;
@@ -72,6 +91,7 @@ json timing_json(const bench_result& r) {
               {"gflops", r.gflops},
               {"gbytes_per_second", r.gbytes_per_second},
               {"intensity", r.intensity},
+              {"roofline", roofline_json(r.roofline)},
               {"counters", counters_json(r.counters)},
               {"values", t.samples}};
 }
@@ -95,7 +115,7 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-constexpr const char* row_format = "{:<12} {:<44} {:<16} {:<10} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7}\n";
+constexpr const char* row_format = "{:<12} {:<44} {:<16} {:<10} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7}  {}\n";
 
 }  // namespace
 
@@ -154,19 +174,22 @@ std::string bench_json_line(const bench_result& r, const environment* env) {
 
 std::string bench_csv_header() {
   return "descriptor,op,contract,seed,backend,state,timed,median_s,ci_low_s,ci_high_s,mean_s,stdev_s,min_s,max_s,"
-         "mad_s,p10_s,p90_s,p99_s,cv,outliers,samples,batch,converged,gflops,gbytes_per_s,intensity,cache\n";
+         "mad_s,p10_s,p90_s,p99_s,cv,outliers,samples,batch,converged,gflops,gbytes_per_s,intensity,cache,"
+         "percent_of_roof,bound\n";
 }
 
 std::string bench_csv_row(const bench_result& r) {
   const case_result& c = r.check;
   std::string row = fmt::format("{},{},{},{},{},{},{}", csv_field(c.descriptor), c.op, c.contract, c.seed,
                                 csv_field(c.backend), detail::state_label(c.v.st), r.timed ? 1 : 0);
-  if (!r.timed) return row + std::string(20, ',') + "\n";
+  if (!r.timed) return row + std::string(22, ',') + "\n";
   const sample_summary& s = r.timing.summary;
-  return row + fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{},{},{},{},{:.6g},{:.6g},{:.6g},{}\n",
+  return row + fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{},{}\n",
                            s.median, r.timing.median_ci.low, r.timing.median_ci.high, s.mean, s.stdev, s.min, s.max,
                            s.mad, s.p10, s.p90, s.p99, s.cv, s.outliers(), s.n, r.timing.batch,
-                           r.timing.converged ? 1 : 0, r.gflops, r.gbytes_per_second, r.intensity, csv_field(r.cache));
+                           r.timing.converged ? 1 : 0, r.gflops, r.gbytes_per_second, r.intensity, csv_field(r.cache),
+                           r.roofline ? fmt::format("{:.6g}", r.roofline->percent_of_roof) : std::string(),
+                           r.roofline ? r.roofline->bound : std::string());
 }
 
 bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o) {
@@ -200,14 +223,14 @@ void bench_table::row(const bench_result& r) {
   if (!header_printed_) {
     if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MEDIAN", "CI", "GFLOP/s",
-               "GB/s", "CV", "SAMPLES");
+               "GB/s", "CV", "SAMPLES", "ROOF");
     header_printed_ = true;
   }
   if (show_backend_) fmt::print(out_, "{:<12} ", c.backend);
   const std::string descriptor = detail::descriptor_cell(c);
   if (!r.timed) {
     fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, detail::state_label(c.v.st), "-", "-", "-",
-               "-", "-", "-");
+               "-", "-", "-", "-");
     const bool skipped = c.v.st == state::skipped || c.v.st == state::unimplemented;
     const bool known = !skipped && c.known_failure.has_value();
     (skipped || known ? skipped_ : failed_) += 1;
@@ -218,7 +241,7 @@ void bench_table::row(const bench_result& r) {
   ++timed_;
   const sample_summary& s = r.timing.summary;
   fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
-             fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n);
+             fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n, roof_text(r));
   if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
   for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
   if (r.counters) {

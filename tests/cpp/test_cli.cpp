@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_testing.hpp"
@@ -304,6 +305,31 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   }
   expect_bad_input({"bench", "--problems", problem, "--cache", "warm"}, "--cache");
   expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
+}
+
+// `opval bench --machine` measures and saves the peaks; a later bench places each result on
+// the roofline (the ROOF column, the record's timing.roofline); without the file it says why.
+TEST_F(CliTest, BenchMachinePeaksThenEachResultOnTheRoofline) {
+  REQUIRE_OP(op);
+  const std::string problem = op->suite("smoke").front();
+  const std::string file = (dir_ / "peaks" / "machine.json").string();
+  cli_result machine = opval({"bench", "--machine", "--stream-mib", "16", "--machine-file", file});
+  EXPECT_EQ(machine.code, 0) << machine.out << machine.err;
+  EXPECT_NE(machine.out.find("f32 FMA"), std::string::npos) << machine.out;
+  EXPECT_NE(machine.out.find("DRAM triad"), std::string::npos) << machine.out;
+  EXPECT_EQ(last_line(machine.out), "saved to " + file);
+  cli_result placed = opval({"bench", "--problems", problem, "--budget", "0.2", "--machine-file", file, "--jsonl", "r.jsonl"});
+  EXPECT_EQ(placed.code, 0) << placed.out << placed.err;
+  EXPECT_NE(placed.out.find("opval bench: the roofline of this machine from " + file), std::string::npos) << placed.out;
+  const nlohmann::json roof = nlohmann::json::parse(read_all(dir_ / "r.jsonl"))["timing"]["roofline"];
+  ASSERT_TRUE(roof.is_object()) << roof.dump();
+  EXPECT_GT(roof["attainable_gflops"].get<double>(), 0) << roof.dump();
+  EXPECT_TRUE(roof["bound"] == "memory" || roof["bound"] == "compute") << roof.dump();
+  const std::string cell = fmt::format("{:.3g}% ", roof["percent_of_roof"].get<double>());
+  EXPECT_NE(placed.out.find(cell), std::string::npos) << cell << "\n" << placed.out;
+  cli_result none = opval({"bench", "--problems", problem, "--budget", "0.2", "--machine-file", "none.json", "--jsonl", "n.jsonl"});
+  EXPECT_NE(none.out.find("opval bench: no roofline: no machine peaks in none.json"), std::string::npos) << none.out;
+  EXPECT_TRUE(nlohmann::json::parse(read_all(dir_ / "n.jsonl"))["timing"]["roofline"].is_null());
 }
 
 // `opval bench compare` on two files: exit 1 when a case is slower (CI gating), 0 when none

@@ -28,6 +28,7 @@
 #include "opval/backend.hpp"
 #include "opval/bench.hpp"
 #include "opval/bench_report.hpp"
+#include "opval/machine_peaks.hpp"
 #include "opval/build_info.hpp"
 #include "opval/environment.hpp"
 #include "opval/threading.hpp"
@@ -105,6 +106,9 @@ struct bench_args {
   std::string csv;
   int omp_threads = 0;   ///< OpenMP threads while timing (0: as they are)
   std::string affinity;  ///< a cpulist the whole run is pinned to
+  bool machine = false;  ///< measure the machine's peaks instead of benchmarking
+  std::string machine_file = default_machine_file();
+  std::size_t stream_mib = 0;  ///< --machine's STREAM arrays (0: 4 x the last-level cache)
 };
 
 /// `bench compare BASE NEW`.
@@ -159,6 +163,15 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0))
       ->type_name("SECONDS");
+  cmd.add_flag("--machine", a.machine,
+               "measure this machine's FMA peak per type and its memory bandwidth (STREAM copy and triad), on one"
+               " thread and on all, save them to --machine-file, and exit; later runs show each result's % of its roof");
+  cmd.add_option("--machine-file", a.machine_file, "where the machine's peaks are kept")
+      ->capture_default_str()
+      ->type_name("PATH");
+  cmd.add_option("--stream-mib", a.stream_mib, "with --machine: each STREAM array's size (default 4 x the last-level cache)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("MIB");
   cmd.add_flag("--counters", a.counters,
                "after timing, count cycles, instructions, cache misses (IPC) and software events per call"
                " over ~50 ms of calls (perf_event_open; says so where the machine exposes none)");
@@ -547,15 +560,41 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   return b;
 }
 
+/// `opval bench --machine`: the peaks, as a table, saved for later runs.
+int machine_command(const bench_args& a) {
+  check_writable(a.machine_file);
+  peak_options po;
+  po.array_bytes = a.stream_mib << 20;
+  fmt::print("opval bench --machine: measuring (the STREAM arrays are {})...\n",
+             a.stream_mib ? fmt::format("{} MiB each", a.stream_mib) : std::string("4 x the last-level cache each"));
+  for (const std::string& w : capture_environment().warnings) fmt::print("opval bench --machine: warning: {}\n", w);
+  std::cout << std::flush;
+  const machine_peaks p = measure_machine_peaks(po);
+  fmt::print("{}; {}; {} threads\n", p.measured_on(), p.isa, p.threads);
+  fmt::print("{:<14} {:>12} {:>12}\n", "PEAK", "1 THREAD", fmt::format("{} THREADS", p.threads));
+  for (const auto& [type, figure] : p.gflops)
+    fmt::print("{:<14} {:>12.4g} {:>12.4g}  {}\n", type + " FMA", figure.one, figure.all, type == "int8" ? "GOP/s" : "GFLOP/s");
+  for (const memory_level& level : p.levels) {
+    const std::string size = level.bytes_per_cpu ? fmt::format("{} KiB per CPU", level.bytes_per_cpu >> 10)
+                                                 : fmt::format("arrays of {} MiB", p.stream_array_bytes >> 20);
+    fmt::print("{:<14} {:>12.4g} {:>12.4g}  GB/s ({})\n", level.name + " copy", level.copy_gbs.one, level.copy_gbs.all, size);
+    fmt::print("{:<14} {:>12.4g} {:>12.4g}  GB/s\n", level.name + " triad", level.triad_gbs.one, level.triad_gbs.all);
+  }
+  save_machine_peaks(p, a.machine_file);
+  fmt::print("saved to {}\n", a.machine_file);
+  return exit_passed;
+}
+
 // Each case is checked where --isolation says (a crash is a verdict, and is not timed), then
 // timed in this process only if its check PASSED.
 int bench_command(const bench_args& a) {
+  if (a.machine) return machine_command(a);
   const case_args& c = a.r.c;
   // Before any backend or worker exists, so that their threads inherit the CPUs.
   if (!a.affinity.empty()) pin_process_to(parse_cpu_list(a.affinity));
   run_options o = make_run_options(c);
   std::vector<case_backend> backends = make_case_backends(c, o);
-  const bench_options bo = make_bench_options(a, o);
+  bench_options bo = make_bench_options(a, o);
   const std::vector<located_problem> problems = select_problems(a.r);
   std::ofstream jsonl, csv;
   if (!c.jsonl.empty()) jsonl = open_output(c.jsonl, false);
@@ -567,6 +606,14 @@ int bench_command(const bench_args& a) {
   environment env = capture_environment();
   for (const case_backend& cb : backends) env.libraries[cb.b->name()] = cb.b->version();
   for (const std::string& w : env.warnings) fmt::print("opval bench: warning: {}\n", w);
+  std::string no_peaks;
+  const std::optional<machine_peaks> peaks = load_machine_peaks(a.machine_file, env, no_peaks);
+  if (peaks) {
+    bo.peaks = &*peaks;
+    fmt::print("opval bench: the roofline of this machine from {} (measured {})\n", a.machine_file, peaks->measured_at);
+  } else {
+    fmt::print("opval bench: no roofline: {}\n", no_peaks);
+  }
   case_executor executor(c);
   bench_table table(std::cout, backends.size() > 1);
   for (const located_problem& lp : problems)
@@ -692,7 +739,8 @@ constexpr const char* footer_text =
     "Full reference: docs/CLI.md";
 
 constexpr const char* bench_closing_text =
-    "Output: a table (op, descriptor, contract, state, median, its CI, GFLOP/s, GB/s, CV, samples);\n"
+    "Output: a table (op, descriptor, contract, state, median, its CI, GFLOP/s, GB/s, CV, samples, and\n"
+    "the share of this machine's roof reached, once `opval bench --machine` has measured it);\n"
     "a case whose check did not pass is not timed, and its reason and repro follow its row.\n"
     "The last line is `N timed, N failed, N skipped`. Exit 1 when a check failed or none was timed.\n";
 

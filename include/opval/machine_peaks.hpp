@@ -1,0 +1,70 @@
+#pragma once
+// This machine's peaks (docs/BENCHMARKING.md, "Machine peaks and the roofline"): the fused
+// multiply-add throughput per data type and the bandwidth (STREAM's copy and triad) of each
+// cache level from L2 outwards and of DRAM, on one thread and on all, measured by
+// `opval bench --machine` and cached in a file with the identity of the machine they were
+// measured on.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opval/environment.hpp"
+
+namespace opval {
+
+/// One figure on one thread and on all of them.
+struct per_threads {
+  double one = 0, all = 0;
+};
+
+/// One level of the memory hierarchy and STREAM's bandwidths on arrays that fit it (half its
+/// capacity over the three arrays); DRAM's arrays are 4 x the last-level cache.
+struct memory_level {
+  std::string name;                 ///< "L2", "L3", "DRAM"
+  std::uint64_t bytes_per_cpu = 0;  ///< its capacity per CPU sharing it; 0 for DRAM (no bound)
+  per_threads copy_gbs, triad_gbs;  ///< GB/s, STREAM's byte counts (no write-allocate)
+};
+
+struct machine_peaks {
+  std::string cpu_model, kernel;
+  std::string isa;             ///< the vector instructions the FMA kernels used ("avx512", "avx2", "scalar")
+  int logical_cpus = 0;
+  int threads = 0;             ///< the threads "all" ran on
+  std::string measured_at;     ///< UTC, ISO 8601
+  /// GFLOP/s by the type the kernel multiplies in: "f64", "f32", "bf16", "f16", "int8" (GOP/s);
+  /// a type the CPU has no instruction for is absent.
+  std::map<std::string, per_threads> gflops;
+  std::vector<memory_level> levels;  ///< the caches from L2 outwards, then DRAM (always last)
+  std::size_t stream_array_bytes = 0;  ///< DRAM's arrays, each
+  const memory_level& dram() const { return levels.back(); }
+  std::string measured_on() const;  ///< "Intel(R) Xeon(R) Processor, 2 CPUs, Linux 6.1.0 x86_64"
+};
+
+struct peak_options {
+  double seconds = 0.1;          ///< per FMA run (the best of 3 runs is kept)
+  std::size_t array_bytes = 0;   ///< each STREAM array; 0 = 4 x the last-level cache, at least 64 MiB
+  int passes = 5;                ///< STREAM passes per kernel (the best is kept, as STREAM does)
+  double stream_seconds = 0.02;  ///< a pass repeats the kernel over its arrays at least this long
+};
+
+/// Measures the peaks (seconds to a minute: the STREAM arrays are 4 x the last-level cache).
+machine_peaks measure_machine_peaks(const peak_options& o = {});
+
+/// The default cache file: $OPVAL_MACHINE_FILE, else $XDG_CACHE_HOME/opval/machine.json, else
+/// ~/.cache/opval/machine.json.
+std::string default_machine_file();
+
+/// Throws opval::error unless `path` can be written (its folder is created): checked before a
+/// measurement that would otherwise be lost.
+void check_writable(const std::string& path);
+
+/// Writes `p` to `path` as JSON (creating its folder). Throws opval::error when it cannot.
+void save_machine_peaks(const machine_peaks& p, const std::string& path);
+
+/// The peaks in `path` when they were measured on this machine (same CPU model, CPU count and
+/// kernel as `here`); nullopt with `why` set when the file is missing, unreadable or another
+/// machine's.
+std::optional<machine_peaks> load_machine_peaks(const std::string& path, const environment& here, std::string& why);
+
+}  // namespace opval

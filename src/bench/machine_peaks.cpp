@@ -1,0 +1,357 @@
+#include "opval/machine_peaks.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "opval/error.hpp"
+#include "opval/threading.hpp"
+
+namespace opval {
+namespace {
+
+constexpr int chains = 12;  // FMA latency (4 cycles) x 2 ports = 8 in flight, and some to spare
+
+// One namespace per instruction set: each holds run_chains compiled for its registers and the
+// kernels of the types it has. A kernel runs `iterations` steps of every chain.
+namespace avx512 {
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#include "fma_chains.inc"
+unsigned f64(std::uint64_t n) {
+  const __m512d h = _mm512_set1_pd(0.5);  // x -> x/2 + 1/2 stays near 1: no denormal, no overflow
+  return run_chains(n, h, [h](__m512d x) { return _mm512_fmadd_pd(x, h, h); });
+}
+unsigned f32(std::uint64_t n) {
+  const __m512 h = _mm512_set1_ps(0.5f);
+  return run_chains(n, h, [h](__m512 x) { return _mm512_fmadd_ps(x, h, h); });
+}
+#pragma GCC pop_options
+}  // namespace avx512
+
+namespace avx512_bf16 {
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bf16")
+#include "fma_chains.inc"
+unsigned bf16(std::uint64_t n) {
+  const __m512bh h = (__m512bh)_mm512_set1_epi16(0x3f00);  // bf16 0.5
+  return run_chains(n, _mm512_setzero_ps(), [h](__m512 x) { return _mm512_dpbf16_ps(x, h, h); });
+}
+#pragma GCC pop_options
+}  // namespace avx512_bf16
+
+namespace avx512_fp16 {
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512fp16")
+#include "fma_chains.inc"
+unsigned f16(std::uint64_t n) {
+  const __m512h h = _mm512_set1_ph(static_cast<_Float16>(0.5f));
+  return run_chains(n, h, [h](__m512h x) { return _mm512_fmadd_ph(x, h, h); });
+}
+#pragma GCC pop_options
+}  // namespace avx512_fp16
+
+namespace avx512_vnni {
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vnni")
+#include "fma_chains.inc"
+unsigned int8(std::uint64_t n) {
+  const __m512i one = _mm512_set1_epi8(1);
+  return run_chains(n, _mm512_setzero_si512(), [one](__m512i x) { return _mm512_dpbusd_epi32(x, one, one); });
+}
+#pragma GCC pop_options
+}  // namespace avx512_vnni
+
+namespace avx2 {
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#include "fma_chains.inc"
+unsigned f64(std::uint64_t n) {
+  const __m256d h = _mm256_set1_pd(0.5);
+  return run_chains(n, h, [h](__m256d x) { return _mm256_fmadd_pd(x, h, h); });
+}
+unsigned f32(std::uint64_t n) {
+  const __m256 h = _mm256_set1_ps(0.5f);
+  return run_chains(n, h, [h](__m256 x) { return _mm256_fmadd_ps(x, h, h); });
+}
+#pragma GCC pop_options
+}  // namespace avx2
+
+namespace scalar {
+#include "fma_chains.inc"
+unsigned f64(std::uint64_t n) { return run_chains(n, 0.5, [](double x) { return std::fma(x, 0.5, 0.5); }); }
+unsigned f32(std::uint64_t n) { return run_chains(n, 0.5f, [](float x) { return std::fma(x, 0.5f, 0.5f); }); }
+}  // namespace scalar
+
+/// A peak kernel: its steps' work (flops, or int8 ops) per chain step.
+struct fma_kernel {
+  std::string type;
+  unsigned (*run)(std::uint64_t);
+  double flops_per_step;
+};
+
+/// The kernels of the widest instruction set this CPU has, and its name.
+std::vector<fma_kernel> kernels_for_this_cpu(std::string& isa) {
+  __builtin_cpu_init();
+  std::vector<fma_kernel> k;
+  if (__builtin_cpu_supports("avx512f")) {
+    isa = "avx512";
+    k = {{"f64", avx512::f64, 8 * 2}, {"f32", avx512::f32, 16 * 2}};
+    if (__builtin_cpu_supports("avx512bf16")) k.push_back({"bf16", avx512_bf16::bf16, 32 * 2}), isa += "+bf16";
+    if (__builtin_cpu_supports("avx512fp16")) k.push_back({"f16", avx512_fp16::f16, 32 * 2}), isa += "+fp16";
+    if (__builtin_cpu_supports("avx512vnni")) k.push_back({"int8", avx512_vnni::int8, 64 * 2}), isa += "+vnni";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    isa = "avx2";
+    k = {{"f64", avx2::f64, 4 * 2}, {"f32", avx2::f32, 8 * 2}};
+  } else {
+    isa = "scalar";
+    k = {{"f64", scalar::f64, 2}, {"f32", scalar::f32, 2}};
+  }
+  return k;
+}
+
+using steady = std::chrono::steady_clock;
+
+/// Seconds `work` takes on `threads` OpenMP threads at once (each doing all of it).
+double parallel_seconds(int threads, const std::function<void()>& work) {
+  const auto t0 = steady::now();
+#pragma omp parallel num_threads(threads)
+  work();
+  return std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+volatile unsigned sink;  // the kernels' results land here: their work is never dead
+
+/// GFLOP/s of `k` on `threads`: steps per thread calibrated to o.seconds on one thread, the
+/// best of 3 runs.
+double fma_gflops(const fma_kernel& k, int threads, std::uint64_t steps) {
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    const double s = parallel_seconds(threads, [&] { sink = k.run(steps); });
+    best = std::max(best, static_cast<double>(threads) * static_cast<double>(steps) * chains * k.flops_per_step / s / 1e9);
+  }
+  return best;
+}
+
+std::uint64_t calibrate_steps(const fma_kernel& k, double seconds) {
+  std::uint64_t steps = 1000;
+  for (;;) {
+    const double s = parallel_seconds(1, [&] { sink = k.run(steps); });
+    if (s >= seconds / 4) return static_cast<std::uint64_t>(static_cast<double>(steps) * seconds / s) + 1;
+    steps *= 4;
+  }
+}
+
+/// [begin, end) of thread `t`'s share of n elements among `threads`.
+std::pair<std::size_t, std::size_t> slice(std::size_t n, int t, int threads) {
+  const auto share = [&](int k) { return n * static_cast<std::size_t>(k) / static_cast<std::size_t>(threads); };
+  return {share(t), share(t + 1)};
+}
+
+/// Seconds of `repeats` sweeps of `sweep(begin, end)` over each thread's slice (the slices stay
+/// in the thread's own caches; one parallel region, so that small arrays are not timed against
+/// OpenMP's fork and join).
+template <class Sweep>
+double timed_sweeps(std::size_t n, int threads, std::uint64_t repeats, Sweep sweep) {
+  const auto t0 = steady::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const auto [begin, end] = slice(n, omp_get_thread_num(), threads);
+    for (std::uint64_t r = 0; r < repeats; ++r) {
+      sweep(begin, end);
+      asm volatile("" ::: "memory");  // each sweep reads and writes memory anew
+    }
+  }
+  return std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+/// STREAM's copy and triad on arrays of `bytes` each, in GB/s: the best of `passes`, each
+/// repeating the sweep until it lasts o.stream_seconds.
+std::pair<double, double> stream(std::size_t bytes, int threads, const peak_options& o) {
+  const std::size_t n = std::max<std::size_t>(bytes / sizeof(double), 64 * static_cast<std::size_t>(threads));
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  double* pa = a.get();
+  double* pb = b.get();
+  double* pc = c.get();
+  const double s = 3;
+  const auto copy = [=](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) pa[i] = pb[i];
+  };
+  const auto triad = [=](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) pa[i] = pb[i] + s * pc[i];
+  };
+  timed_sweeps(n, threads, 1, [=](std::size_t begin, std::size_t end) {  // first touch by the thread that sweeps
+    for (std::size_t i = begin; i < end; ++i) pa[i] = 0, pb[i] = 1, pc[i] = 2;
+  });
+  const double once = timed_sweeps(n, threads, 1, triad);
+  const auto repeats = static_cast<std::uint64_t>(std::clamp(std::ceil(o.stream_seconds / once), 1.0, 1e7));
+  double best_copy = 0, best_triad = 0;
+  const double moved = static_cast<double>(n * sizeof(double) * repeats) / 1e9;
+  for (int pass = 0; pass < o.passes; ++pass) {
+    best_copy = std::max(best_copy, 2 * moved / timed_sweeps(n, threads, repeats, copy));
+    best_triad = std::max(best_triad, 3 * moved / timed_sweeps(n, threads, repeats, triad));
+  }
+  sink = static_cast<unsigned>(pa[n / 2]);
+  return {best_copy, best_triad};
+}
+
+/// The cache levels from L2 outwards (data or unified), each with its capacity per CPU.
+std::vector<memory_level> cache_levels() {
+  std::vector<memory_level> levels;
+  for (const cache_info& c : cpu0_caches()) {
+    if (c.level < 2 || c.type == "Instruction" || c.bytes == 0) continue;
+    std::size_t sharing = 1;
+    try {
+      sharing = std::max<std::size_t>(1, parse_cpu_list(c.shared_cpus).size());
+    } catch (const error&) {
+    }
+    levels.push_back({fmt::format("L{}", c.level), c.bytes / sharing, {}, {}});
+  }
+  return levels;
+}
+
+std::size_t dram_array_bytes(const peak_options& o) {
+  if (o.array_bytes) return o.array_bytes;
+  std::size_t last_level = 0;
+  for (const cache_info& c : cpu0_caches()) last_level = std::max<std::size_t>(last_level, c.bytes);
+  return std::max<std::size_t>(4 * last_level, std::size_t{64} << 20);
+}
+
+/// Measures `level` on one thread and on `threads`: arrays that fill half its capacity (a
+/// cache), or `dram_bytes` each (DRAM).
+void measure_level(memory_level& level, int threads, std::size_t dram_bytes, const peak_options& o) {
+  const auto array_bytes = [&](int t) {
+    return level.bytes_per_cpu ? level.bytes_per_cpu * static_cast<std::size_t>(t) / 2 / 3 : dram_bytes;
+  };
+  const auto [copy_one, triad_one] = stream(array_bytes(1), 1, o);
+  const auto [copy_all, triad_all] = stream(array_bytes(threads), threads, o);
+  level.copy_gbs = {copy_one, copy_all};
+  level.triad_gbs = {triad_one, triad_all};
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+using json = nlohmann::ordered_json;
+
+json to_json(const per_threads& p) { return json{{"one", p.one}, {"all", p.all}}; }
+per_threads per_threads_from(const json& j) { return {j.at("one").get<double>(), j.at("all").get<double>()}; }
+
+}  // namespace
+
+std::string machine_peaks::measured_on() const {
+  return fmt::format("{}, {} CPUs, {}", cpu_model, logical_cpus, kernel);
+}
+
+machine_peaks measure_machine_peaks(const peak_options& o) {
+  if (!(o.seconds > 0) || o.passes < 1) throw error("machine peaks: the run time and passes must be positive");
+  const environment env = capture_environment();
+  machine_peaks p;
+  p.cpu_model = env.cpu_model;
+  p.kernel = env.kernel;
+  p.logical_cpus = env.logical_cpus;
+  p.threads = omp_get_max_threads();
+  p.measured_at = utc_now();
+  for (const fma_kernel& k : kernels_for_this_cpu(p.isa)) {
+    const std::uint64_t steps = calibrate_steps(k, o.seconds);
+    p.gflops[k.type] = {fma_gflops(k, 1, steps), fma_gflops(k, p.threads, steps)};
+  }
+  p.stream_array_bytes = dram_array_bytes(o);
+  p.levels = cache_levels();
+  p.levels.push_back({"DRAM", 0, {}, {}});
+  for (memory_level& level : p.levels) measure_level(level, p.threads, p.stream_array_bytes, o);
+  return p;
+}
+
+std::string default_machine_file() {
+  if (const char* file = std::getenv("OPVAL_MACHINE_FILE"); file && *file) return file;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache) return std::string(cache) + "/opval/machine.json";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.cache/opval/machine.json";
+}
+
+void check_writable(const std::string& path) {
+  std::error_code ec;
+  if (const auto folder = std::filesystem::path(path).parent_path(); !folder.empty())
+    std::filesystem::create_directories(folder, ec);
+  const bool existed = std::filesystem::exists(path, ec);
+  if (std::filesystem::is_directory(path, ec) || !std::ofstream(path, std::ios::app))
+    throw error("cannot write the machine peaks to '" + path + "'");
+  if (!existed) std::filesystem::remove(path, ec);  // no empty file left behind if the measurement fails
+}
+
+void save_machine_peaks(const machine_peaks& p, const std::string& path) {
+  json gflops = json::object();
+  for (const auto& [type, figure] : p.gflops) gflops[type] = to_json(figure);
+  json levels = json::array();
+  for (const memory_level& l : p.levels)
+    levels.push_back(json{{"name", l.name},
+                          {"bytes_per_cpu", l.bytes_per_cpu},
+                          {"copy_gbs", to_json(l.copy_gbs)},
+                          {"triad_gbs", to_json(l.triad_gbs)}});
+  const json j{{"schema", "opval-machine"}, {"schema_version", 1},  {"cpu_model", p.cpu_model},
+               {"kernel", p.kernel},        {"logical_cpus", p.logical_cpus}, {"threads", p.threads},
+               {"isa", p.isa},              {"measured_at", p.measured_at},   {"gflops", gflops},
+               {"levels", levels},          {"stream_array_bytes", p.stream_array_bytes}};
+  check_writable(path);
+  std::ofstream out(path);
+  if (!(out << j.dump(2) << '\n')) throw error("cannot write the machine peaks to '" + path + "'");
+}
+
+std::optional<machine_peaks> load_machine_peaks(const std::string& path, const environment& here, std::string& why) {
+  std::ifstream in(path);
+  if (!in) {
+    why = "no machine peaks in " + path + " (opval bench --machine measures them)";
+    return std::nullopt;
+  }
+  machine_peaks p;
+  try {
+    const json j = json::parse(in);
+    if (j.at("schema") != "opval-machine") throw error("not an opval-machine file");
+    p.cpu_model = j.at("cpu_model");
+    p.kernel = j.at("kernel");
+    p.logical_cpus = j.at("logical_cpus");
+    p.threads = j.at("threads");
+    p.isa = j.at("isa");
+    p.measured_at = j.at("measured_at");
+    for (const auto& [type, figure] : j.at("gflops").items()) p.gflops[type] = per_threads_from(figure);
+    for (const json& l : j.at("levels"))
+      p.levels.push_back({l.at("name"), l.at("bytes_per_cpu"), per_threads_from(l.at("copy_gbs")),
+                          per_threads_from(l.at("triad_gbs"))});
+    if (p.levels.empty() || p.levels.back().name != "DRAM") throw error("no DRAM level");
+    p.stream_array_bytes = j.at("stream_array_bytes");
+  } catch (const std::exception& e) {
+    why = fmt::format("the machine peaks in {} cannot be read ({}): opval bench --machine measures them again", path,
+                      e.what());
+    return std::nullopt;
+  }
+  if (p.cpu_model != here.cpu_model || p.logical_cpus != here.logical_cpus || p.kernel != here.kernel) {
+    why = fmt::format("the machine peaks in {} were measured on another machine ({}): opval bench --machine measures "
+                      "this one's",
+                      path, p.measured_on());
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace opval
