@@ -4,6 +4,8 @@
 // kernel (execute + synchronize, after one prepare) is sampled, hot or cold, and the median
 // is turned into GFLOP/s and GB/s from the op's counts.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <optional>
 
@@ -45,6 +47,7 @@ struct bench_result {
   std::string affinity;        ///< the CPUs the timing ran on ("0-1")
   std::optional<counter_result> counters;  ///< when asked for: per-call event counts, or why none
   std::optional<roofline_place> roofline;  ///< with the machine's peaks: the result on its roofline
+  std::vector<std::pair<std::string, std::string>> sweep;  ///< a sweep's point (axis, value); empty outside sweeps
 };
 
 /// Times p on b after its correctness check `check` (a run_case result, perhaps from a worker

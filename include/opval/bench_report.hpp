@@ -7,6 +7,7 @@
 #include "opval/bench.hpp"
 #include "opval/bench_compare.hpp"
 #include "opval/environment.hpp"
+#include "opval/sweep.hpp"
 
 namespace opval {
 
@@ -44,5 +45,10 @@ class bench_table {
 /// `N slower, N faster, N same, N too noisy to tell, N not compared`. Returns false when a
 /// case is slower (the exit code's rule for CI gating).
 bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o);
+
+/// The scaling table: one row per case, the axes' values, the backend, the median, GFLOP/s and
+/// GB/s; with a `threads` axis also the speed-up over the first thread count of the same other
+/// values, and the parallel efficiency (speed-up / thread ratio).
+void print_scaling_table(std::ostream& out, const std::vector<sweep_axis>& axes, const std::vector<sweep_row>& rows);
 
 }  // namespace opval

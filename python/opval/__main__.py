@@ -1,4 +1,5 @@
-"""python -m opval run ...: opval.run from the command line, for CI jobs (docs/PYTHON.md)."""
+"""python -m opval run ...: opval.run from the command line, for CI jobs (docs/PYTHON.md); python -m opval plot ...:
+plots of opval bench results (docs/BENCHMARKING.md)."""
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--log-level", default="WARNING", help="the 'opval' logger's level (DEBUG shows every case)")
     r.add_argument("--log-file", help="also write the logs to FILE")
     r.add_argument("-v", "--verbose", action="store_true", help="explain every case")
+    p = commands.add_parser("plot", help="plot opval bench --jsonl results: throughput against size, speed-up "
+                            "against threads, the roofline")
+    p.add_argument("results", nargs="+", help="opval bench --jsonl files")
+    p.add_argument("--out", default=".", help="the folder to write the plots to (default .)")
+    p.add_argument("--format", default="png", choices=["png", "svg"])
+    p.add_argument("--machine-file", help="the peaks of opval bench --machine (default: where it saves them)")
     args = parser.parse_args(argv)
+    if args.command == "plot":
+        return _plot(args)
 
     from . import set_log_level
 
@@ -58,6 +67,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
     return 0 if outcome.passed else 1
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from .plot import plot
+
+    try:
+        written, notes = plot(args.results, args.out, args.format, args.machine_file)
+    except (ValueError, OSError) as e:
+        print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"opval plot: {note}")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":

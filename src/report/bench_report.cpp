@@ -37,6 +37,13 @@ std::string counters_text(const counter_result& c) {
   return text;
 }
 
+json sweep_json(const std::vector<std::pair<std::string, std::string>>& point) {
+  if (point.empty()) return nullptr;
+  json j = json::object();
+  for (const auto& [axis, value] : point) j[axis] = value;
+  return j;
+}
+
 json roofline_json(const std::optional<roofline_place>& place) {
   if (!place) return nullptr;
   return json{{"peak_type", place->peak_type},
@@ -166,6 +173,7 @@ std::string bench_json_line(const bench_result& r, const environment* env) {
          {"timed", r.timed},
          {"counts", json{{"flops", r.counts.flops}, {"bytes", r.counts.bytes}}},
          {"timing", timing_json(r)},
+         {"sweep", sweep_json(r.sweep)},
          {"check", json::parse(to_json_line(c))},
          {"environment", env ? environment_object(*env) : json(nullptr)},
          {"opval", json{{"version", build::version}, {"git_sha", build::git_sha}}}};
@@ -255,6 +263,46 @@ void bench_table::row(const bench_result& r) {
 bool bench_table::finish() {
   fmt::print(out_, "{} timed, {} failed, {} skipped\n", timed_, failed_, skipped_);
   return failed_ == 0 && timed_ > 0;
+}
+
+void print_scaling_table(std::ostream& out, const std::vector<sweep_axis>& axes, const std::vector<sweep_row>& rows) {
+  const bool threads_axis = std::any_of(axes.begin(), axes.end(), [](const sweep_axis& a) { return a.name == "threads"; });
+  // The key of a row apart from its thread count: its template, backend and other axes' values.
+  const auto others = [](const sweep_row& r) {
+    std::string key = std::to_string(r.template_index) + "|" + r.result.check.backend;
+    for (const auto& [name, value] : r.point.values)
+      if (name != "threads") key += "|" + value;
+    return key;
+  };
+  std::map<std::string, const sweep_row*> first_threads;
+  for (const sweep_row& r : rows)
+    if (r.result.timed) first_threads.emplace(others(r), &r);
+  fmt::print(out, "\nscaling:\n");
+  for (const sweep_axis& a : axes) fmt::print(out, "{:>10} ", a.name);
+  fmt::print(out, "{:<10} {:>10} {:>10} {:>10}", "BACKEND", "MEDIAN", "GFLOP/s", "GB/s");
+  if (threads_axis) fmt::print(out, " {:>8} {:>10}", "SPEEDUP", "EFFICIENCY");
+  fmt::print(out, "\n");
+  for (const sweep_row& r : rows) {
+    for (const sweep_axis& a : axes) {
+      const std::string* value = r.point.find(a.name);
+      fmt::print(out, "{:>10} ", value ? *value : "-");  // "-": an axis this row's template does not use
+    }
+    fmt::print(out, "{:<10} ", r.result.check.backend);
+    if (!r.result.timed) {
+      fmt::print(out, "{:>10}\n", "not timed");
+      continue;
+    }
+    const double median = r.result.timing.summary.median;
+    fmt::print(out, "{:>10} {:>10.4g} {:>10.4g}", time_text(median), r.result.gflops,
+               r.result.gbytes_per_second);
+    if (threads_axis) {
+      const sweep_row& base = *first_threads.at(others(r));
+      const double speedup = base.result.timing.summary.median / median;
+      const double ratio = static_cast<double>(std::max(r.result.threads, 1)) / std::max(base.result.threads, 1);
+      fmt::print(out, " {:>8.3g} {:>9.3g}%", speedup, 100 * speedup / ratio);
+    }
+    fmt::print(out, "\n");
+  }
 }
 
 }  // namespace opval

@@ -332,6 +332,25 @@ TEST_F(CliTest, BenchMachinePeaksThenEachResultOnTheRoofline) {
   EXPECT_TRUE(nlohmann::json::parse(read_all(dir_ / "n.jsonl"))["timing"]["roofline"].is_null());
 }
 
+// A sweep: a template over a size axis and a threads axis; one record per point, carrying it,
+// and the scaling table with speed-up and efficiency.
+TEST_F(CliTest, BenchSweepsAxesIntoAScalingTable) {
+  cli_result r = opval({"bench", "--problems", "matmul m={n} n={n} k=16", "--axis", "n=8,16", "--axis", "threads=1,2",
+                        "--budget", "0.2", "--jsonl", "s.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 timed, 0 failed, 0 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SPEEDUP EFFICIENCY"), std::string::npos) << r.out;
+  std::istringstream lines(read_all(dir_ / "s.jsonl"));
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0]["sweep"], (nlohmann::json{{"n", "8"}, {"threads", "1"}}));
+  EXPECT_EQ(records[3]["sweep"], (nlohmann::json{{"n", "16"}, {"threads", "2"}}));
+  EXPECT_EQ(records[3]["descriptor"], "matmul m=16 n=16 k=16 dt=f32:f32:f32");
+  EXPECT_EQ(records[1]["timing"]["threads"], 2);
+  EXPECT_EQ(records[0]["timing"]["threads"], 1);
+}
+
 // `opval bench compare` on two files: exit 1 when a case is slower (CI gating), 0 when none
 // is, 2 for a file that is not a bench record.
 TEST_F(CliTest, BenchCompareGatesOnSlowerCases) {

@@ -29,6 +29,7 @@
 #include "opval/bench.hpp"
 #include "opval/bench_report.hpp"
 #include "opval/machine_peaks.hpp"
+#include "opval/sweep.hpp"
 #include "opval/build_info.hpp"
 #include "opval/environment.hpp"
 #include "opval/threading.hpp"
@@ -109,6 +110,8 @@ struct bench_args {
   bool machine = false;  ///< measure the machine's peaks instead of benchmarking
   std::string machine_file = default_machine_file();
   std::size_t stream_mib = 0;  ///< --machine's STREAM arrays (0: 4 x the last-level cache)
+  std::vector<std::string> axes;  ///< --axis NAME=V1,V2,...: a sweep
+  std::vector<std::string> zips;  ///< --zip A,B: axes that advance together
 };
 
 /// `bench compare BASE NEW`.
@@ -172,6 +175,12 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
   cmd.add_option("--stream-mib", a.stream_mib, "with --machine: each STREAM array's size (default 4 x the last-level cache)")
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("MIB");
+  cmd.add_option("--axis", a.axes,
+                 "sweep: repeat the cases over NAME's values; --problems templates use {NAME}; `threads` and"
+                 " `backend` are the run's own (repeatable; axes combine as a cartesian product)")
+      ->type_name("NAME=V1,V2,...");
+  cmd.add_option("--zip", a.zips, "sweep: these axes advance together instead of multiplying (repeatable)")
+      ->type_name("A,B[,...]");
   cmd.add_flag("--counters", a.counters,
                "after timing, count cycles, instructions, cache misses (IPC) and software events per call"
                " over ~50 ms of calls (perf_event_open; says so where the machine exposes none)");
@@ -560,6 +569,97 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   return b;
 }
 
+/// One case of a bench run: a problem on a backend, timed on `threads` OpenMP threads (0: as
+/// they are), at a sweep point (empty outside sweeps).
+struct bench_job {
+  located_problem lp;
+  const case_backend* cb = nullptr;
+  int threads = 0;
+  sweep_point point;
+  std::size_t template_index = 0;
+};
+
+std::vector<std::vector<std::string>> parse_zips(const std::vector<std::string>& zips) {
+  std::vector<std::vector<std::string>> groups;
+  for (const std::string& z : zips) {
+    groups.emplace_back();
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = z.find(',', start);
+      groups.back().push_back(z.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return groups;
+}
+
+/// The thread count of a `threads` axis value.
+int threads_value(const std::string& text) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > 4096)
+    throw error("--axis threads: '" + text + "' is no thread count (1 to 4096)");
+  return n;
+}
+
+/// `point` without the axes `item` does not use (its placeholders, threads and backend).
+sweep_point projected(const sweep_point& point, const std::vector<std::string>& used) {
+  sweep_point p;
+  for (const auto& value : point.values)
+    if (value.first == "threads" || value.first == "backend" ||
+        std::find(used.begin(), used.end(), value.first) != used.end())
+      p.values.push_back(value);
+  return p;
+}
+
+/// The cases of a bench run. Without --axis: every selected problem on every backend. With:
+/// each --problems item (or each selected problem, when none is given) at each point of the
+/// axes it uses, on the point's backend or every backend, with the point's thread count.
+std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<case_backend>& backends) {
+  std::vector<bench_job> jobs;
+  if (a.axes.empty()) {
+    for (const located_problem& lp : select_problems(a.r))
+      for (const case_backend& cb : backends) jobs.push_back({lp, &cb, a.omp_threads, {}, 0});
+    return jobs;
+  }
+  std::vector<sweep_axis> axes;
+  for (const std::string& text : a.axes) axes.push_back(parse_axis(text));
+  const std::vector<sweep_point> points = sweep_points(axes, parse_zips(a.zips));
+  std::set<std::string> used_anywhere;
+  for (const std::string& item : a.r.problems)
+    for (const std::string& name : placeholders(item)) used_anywhere.insert(name);
+  for (const sweep_axis& axis : axes)
+    if (axis.name != "threads" && axis.name != "backend" && !used_anywhere.contains(axis.name))
+      throw error("--axis " + axis.name + ": no --problems template uses {" + axis.name + "}");
+  const auto add = [&](const located_problem& lp, const sweep_point& point, std::size_t template_index) {
+    const std::string* threads = point.find("threads");
+    const std::string* name = point.find("backend");
+    for (const case_backend& cb : backends)
+      if (!name || cb.b->name() == *name)
+        jobs.push_back({lp, &cb, threads ? threads_value(*threads) : a.omp_threads, point, template_index});
+  };
+  std::vector<std::string> items = a.r.problems;
+  if (items.empty())
+    for (const located_problem& lp : select_problems(a.r)) {
+      for (const sweep_point& point : points) add(lp, point, 0);
+    }
+  for (std::size_t t = 0; t < items.size(); ++t) {
+    const std::vector<std::string> used = placeholders(items[t]);
+    std::vector<sweep_point> seen;
+    for (const sweep_point& full : points) {
+      sweep_point point = projected(full, used);
+      if (std::any_of(seen.begin(), seen.end(), [&](const sweep_point& s) { return s.values == point.values; })) continue;
+      seen.push_back(point);
+      if (used.empty()) {
+        for (const located_problem& lp : problems_from(items[t])) add(lp, point, t);
+      } else {
+        add({parse_problem(instantiate(items[t], point)), "--problems " + items[t]}, point, t);
+      }
+    }
+  }
+  return jobs;
+}
+
 /// `opval bench --machine`: the peaks, as a table, saved for later runs.
 int machine_command(const bench_args& a) {
   check_writable(a.machine_file);
@@ -587,15 +687,22 @@ int machine_command(const bench_args& a) {
 
 // Each case is checked where --isolation says (a crash is a verdict, and is not timed), then
 // timed in this process only if its check PASSED.
+/// The backends a `backend` axis names replace --backend's.
+case_args with_backend_axis(case_args c, const std::vector<std::string>& axes) {
+  for (const std::string& text : axes)
+    if (const sweep_axis axis = parse_axis(text); axis.name == "backend") c.backends = axis.values;
+  return c;
+}
+
 int bench_command(const bench_args& a) {
   if (a.machine) return machine_command(a);
-  const case_args& c = a.r.c;
+  const case_args c = with_backend_axis(a.r.c, a.axes);
   // Before any backend or worker exists, so that their threads inherit the CPUs.
   if (!a.affinity.empty()) pin_process_to(parse_cpu_list(a.affinity));
   run_options o = make_run_options(c);
   std::vector<case_backend> backends = make_case_backends(c, o);
   bench_options bo = make_bench_options(a, o);
-  const std::vector<located_problem> problems = select_problems(a.r);
+  const std::vector<bench_job> jobs = bench_jobs(a, backends);
   std::ofstream jsonl, csv;
   if (!c.jsonl.empty()) jsonl = open_output(c.jsonl, false);
   if (!a.csv.empty()) (csv = open_output(a.csv, false, "CSV")) << bench_csv_header();
@@ -616,18 +723,27 @@ int bench_command(const bench_args& a) {
   }
   case_executor executor(c);
   bench_table table(std::cout, backends.size() > 1);
-  for (const located_problem& lp : problems)
-    for (const case_backend& cb : backends) {
-      case_result check = executor.run(lp, cb, o);
-      point_repro_at_plugin(check, c);
-      if (known)
-        if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
-      const bench_result r = time_case(lp.prob, *cb.b, std::move(check), bo);
-      table.row(r);
-      if (jsonl) jsonl << bench_json_line(r, &env) << std::endl;
-      if (csv) csv << bench_csv_row(r) << std::flush;
-    }
-  return table.finish() ? exit_passed : exit_failed;
+  std::vector<sweep_row> rows;
+  for (const bench_job& job : jobs) {
+    case_result check = executor.run(job.lp, *job.cb, o);
+    point_repro_at_plugin(check, c);
+    if (known)
+      if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
+    bo.threads = job.threads;
+    bench_result r = time_case(job.lp.prob, *job.cb->b, std::move(check), bo);
+    r.sweep = job.point.values;
+    table.row(r);
+    if (jsonl) jsonl << bench_json_line(r, &env) << std::endl;
+    if (csv) csv << bench_csv_row(r) << std::flush;
+    if (!a.axes.empty()) rows.push_back({job.point, job.template_index, std::move(r)});
+  }
+  const bool ok = table.finish();
+  if (!rows.empty()) {
+    std::vector<sweep_axis> axes;
+    for (const std::string& text : a.axes) axes.push_back(parse_axis(text));
+    print_scaling_table(std::cout, axes, rows);
+  }
+  return ok ? exit_passed : exit_failed;
 }
 
 int repro_command(const repro_args& a) {
