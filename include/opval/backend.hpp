@@ -56,6 +56,10 @@ class backend {
   /// Waits for the work execute launched and leaves its results in `out` (device-to-host
   /// copies). Returns the kernel's time as the device measured it (CUDA events), if it can.
   virtual std::optional<double> synchronize(std::span<tensor> out) { return std::nullopt; }
+  /// Sets the thread count of the backend's own pool (OpenBLAS's, not OpenMP's, which the
+  /// benchmark sets itself) and returns the count before, to restore; nullopt for a backend
+  /// with no pool of its own.
+  virtual std::optional<int> set_threads(int n) { return std::nullopt; }
 };
 
 /// Stage times of one backend run, in seconds.

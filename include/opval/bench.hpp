@@ -30,6 +30,7 @@ struct bench_options {
   cache_mode cache = cache_mode::hot;
   std::size_t flush_bytes = 0; ///< cold mode's flush buffer; 0 = twice the last-level cache
   int threads = 0;             ///< OpenMP threads while timing; 0 = as they are
+  int repetitions = 1;         ///< independent samplings of the case, pooled (sample_repeated)
   bool counters = false;       ///< after the timing, count events over ~50 ms of calls (perf_event_open)
   const machine_peaks* peaks = nullptr;  ///< this machine's peaks: each result placed on its roofline
 };

@@ -37,8 +37,11 @@ struct case_change {
 ///   rejects "no shift" at alpha;
 /// - same: the interval lies wholly within 1 +- threshold;
 /// - too noisy: anything else (the interval straddles a threshold, or the test cannot tell).
+/// The test runs on the per-repetition medians when both sides have 3 or more (opval bench
+/// --repetitions), else on the medians of o.repetitions consecutive chunks of each series.
 /// Throws opval::error when a series has fewer than 2 samples.
-case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o = {});
+case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o = {},
+                           std::span<const double> base_repetitions = {}, std::span<const double> next_repetitions = {});
 
 /// One case of two `opval bench --jsonl` files, matched by descriptor, backend and seed.
 struct compared_case {

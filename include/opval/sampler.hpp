@@ -53,6 +53,8 @@ struct sampling_result {
   /// Why the figure may not be trusted (noise_warnings, and a clock frequency that changed
   /// during the sampling, when readable); empty when nothing was seen.
   std::vector<std::string> warnings;
+  /// With repetitions (sample_repeated): each one's median, in order; empty for one run.
+  std::vector<double> repetition_medians;
 };
 
 /// Warnings about a series of samples, in order: a coefficient of variation above 5%; more
@@ -67,5 +69,13 @@ std::vector<std::string> noise_warnings(std::span<const double> samples);
 /// opval::error on bad options; an exception from the kernel propagates.
 sampling_result sample(const std::function<void()>& kernel, const std::function<void()>& between,
                        const sampling_options& o = {});
+
+/// `repetitions` independent runs of sample() (each with its own warm-up, batch calibration and
+/// stopping rule), pooled: the samples in order, the summary and the interval over all of
+/// them, each run's median in repetition_medians, every run's warnings, and a warning for each
+/// run whose median lies more than 5% from the pooled one (the figure then depends on when it
+/// was taken). Converged when every run met the target. One repetition is sample() itself.
+sampling_result sample_repeated(const std::function<void()>& kernel, const std::function<void()>& between,
+                                const sampling_options& o, int repetitions);
 
 }  // namespace opval

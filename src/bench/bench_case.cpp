@@ -71,16 +71,21 @@ bench_result time_case(const problem& p, backend& b, case_result check, const be
     r.cache = fmt::format("cold (flushing {} MiB)", flusher->bytes() >> 20);
   }
   std::optional<omp_threads_scope> threads;
-  if (o.threads > 0) threads.emplace(o.threads);
+  std::optional<int> pool_before;  // the backend's own pool (OpenBLAS's), restored after the timing
+  if (o.threads > 0) {
+    threads.emplace(o.threads);
+    pool_before = b.set_threads(o.threads);
+  }
   r.threads = omp_get_max_threads();
   r.affinity = cpu_list_text(current_affinity());
-  r.timing = sample(kernel, between, sampling);
+  r.timing = sample_repeated(kernel, between, sampling, o.repetitions);
   r.timed = true;
   derive(r);
   if (o.peaks)
     r.roofline = place_on_roofline(*o.peaks, p.dt.math, r.threads, r.gflops, r.gbytes_per_second, r.intensity,
                                    r.counts.bytes, o.cache == cache_mode::cold);
   if (o.counters) r.counters = count_case(kernel, between, r.timing.summary.median);
+  if (pool_before) b.set_threads(*pool_before);
   return r;
 }
 

@@ -29,6 +29,7 @@ struct recorded_case {
   std::string descriptor, backend, key, state;
   bool timed = false;
   std::vector<double> values;
+  std::vector<double> repetition_medians;
 };
 
 std::vector<recorded_case> read_bench_file(const std::string& path) {
@@ -48,7 +49,10 @@ std::vector<recorded_case> read_bench_file(const std::string& path) {
       c.key = fmt::format("{}\n{}\n{}", c.descriptor, c.backend, j.at("seed").get<std::uint64_t>());
       c.state = j.at("state").get<std::string>();
       c.timed = j.at("timed").get<bool>();
-      if (c.timed) c.values = j.at("timing").at("values").get<std::vector<double>>();
+      if (c.timed) {
+        c.values = j.at("timing").at("values").get<std::vector<double>>();
+        c.repetition_medians = j.at("timing").value("repetition_medians", std::vector<double>{});
+      }
       out.push_back(std::move(c));
     } catch (const std::exception& e) {
       throw error(fmt::format("{}:{}: {}", path, number, e.what()));
@@ -73,7 +77,7 @@ std::vector<compared_case> compare_bench_files(const std::string& base_path, con
     } else if (!b.timed || !it->second->timed) {
       c.note = !b.timed ? fmt::format("not timed in BASE ({})", b.state) : fmt::format("not timed in NEW ({})", it->second->state);
     } else {
-      c.change = compare_series(b.values, it->second->values, o);
+      c.change = compare_series(b.values, it->second->values, o, b.repetition_medians, it->second->repetition_medians);
     }
     if (it != next_by_key.end()) next_by_key.erase(it);
     out.push_back(std::move(c));
@@ -83,7 +87,8 @@ std::vector<compared_case> compare_bench_files(const std::string& base_path, con
   return out;
 }
 
-case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o) {
+case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o,
+                           std::span<const double> base_repetitions, std::span<const double> next_repetitions) {
   if (base.size() < 2 || next.size() < 2)
     throw error(fmt::format("comparing needs 2 samples or more on each side, got {} and {}", base.size(), next.size()));
   case_change c;
@@ -92,7 +97,10 @@ case_change compare_series(std::span<const double> base, std::span<const double>
   if (c.base_median <= 0) throw error("a base median of 0 cannot be compared as a ratio");
   c.ratio_point = c.new_median / c.base_median;
   c.ratio = median_ratio_ci(base, next, o.ci);
-  c.test = mann_whitney_u(chunk_medians(next, o.repetitions), chunk_medians(base, o.repetitions));
+  // The test compares repetitions: the runs' own when both sides have 3 or more, else chunks.
+  const bool own = base_repetitions.size() >= 3 && next_repetitions.size() >= 3;
+  c.test = own ? mann_whitney_u(next_repetitions, base_repetitions)
+               : mann_whitney_u(chunk_medians(next, o.repetitions), chunk_medians(base, o.repetitions));
   const bool significant = c.test.p_value < o.alpha;
   if (c.ratio.low > 1 + o.threshold && significant) c.verdict = change_verdict::slower;
   else if (c.ratio.high < 1 - o.threshold && significant) c.verdict = change_verdict::faster;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -189,6 +190,40 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   if (r.converged) r.stop_reason = fmt::format("CI +-{:.2g}% <= +-{:.2g}%", 100 * half_width, 100 * o.target_ci);
   else r.stop_reason += fmt::format(" (CI +-{:.2g}%, target +-{:.2g}%)", 100 * half_width, 100 * o.target_ci);
   return r;
+}
+
+sampling_result sample_repeated(const std::function<void()>& kernel, const std::function<void()>& between,
+                                const sampling_options& o, int repetitions) {
+  if (repetitions < 1) throw error(fmt::format("repetitions must be 1 or more, got {}", repetitions));
+  if (repetitions == 1) return sample(kernel, between, o);
+  sampling_result pooled;
+  pooled.converged = true;
+  std::set<std::string> seen;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    sampling_result r = sample(kernel, between, o);
+    pooled.samples.insert(pooled.samples.end(), r.samples.begin(), r.samples.end());
+    pooled.repetition_medians.push_back(r.summary.median);
+    pooled.batch = std::max(pooled.batch, r.batch);
+    pooled.converged = pooled.converged && r.converged;
+    pooled.warmup_seconds += r.warmup_seconds;
+    pooled.sampling_seconds += r.sampling_seconds;
+    pooled.rule_seconds += r.rule_seconds;
+    pooled.timer = r.timer;
+    for (std::string& w : r.warnings)
+      if (seen.insert(w).second) pooled.warnings.push_back(fmt::format("repetition {}: {}", rep + 1, w));
+  }
+  pooled.summary = summarize(pooled.samples);
+  pooled.median_ci = median_interval(pooled.samples, o.ci);
+  for (std::size_t rep = 0; rep < pooled.repetition_medians.size(); ++rep)
+    if (const double off = pooled.repetition_medians[rep] / pooled.summary.median - 1; std::fabs(off) > 0.05)
+      pooled.warnings.push_back(fmt::format("repetition {}'s median is {:+.1f}% off the pooled median: the figure "
+                                            "depends on when it was taken",
+                                            rep + 1, 100 * off));
+  const double half_width = pooled.median_ci.width_relative_to(pooled.summary.median);
+  pooled.stop_reason = fmt::format("{} repetitions{}, pooled CI +-{:.2g}%", repetitions,
+                                   pooled.converged ? " each within the target" : ", not all within the target",
+                                   100 * half_width);
+  return pooled;
 }
 
 }  // namespace opval

@@ -88,6 +88,7 @@ json timing_json(const bench_result& r) {
               {"converged", t.converged},
               {"stop_reason", t.stop_reason},
               {"warnings", t.warnings},
+              {"repetition_medians", t.repetition_medians},
               {"warmup_seconds", t.warmup_seconds},
               {"sampling_seconds", t.sampling_seconds},
               {"timer_resolution", t.timer.resolution},

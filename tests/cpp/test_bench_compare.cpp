@@ -68,6 +68,20 @@ TEST(bench_compare, identical_distributions_are_rarely_called_a_change) {
   EXPECT_LE(changes, 5);
 }
 
+// With repetitions of their own (opval bench --repetitions) the test is over those medians:
+// 5 against 5 fully separated give the exact p = 2/252; the chunks of the same series would
+// give 10 against 10.
+TEST(bench_compare, the_test_runs_on_the_runs_own_repetitions_when_there_are_some) {
+  const auto base = times(200, 100e-6, 0.02, 11), next = times(200, 120e-6, 0.02, 12);
+  const std::vector<double> base_reps = {100e-6, 101e-6, 99e-6, 100.5e-6, 99.5e-6};
+  const std::vector<double> next_reps = {120e-6, 121e-6, 119e-6, 120.5e-6, 119.5e-6};
+  const case_change own = compare_series(base, next, {}, base_reps, next_reps);
+  EXPECT_NEAR(own.test.p_value, 2.0 / 252, 1e-12);
+  EXPECT_EQ(own.verdict, change_verdict::slower);
+  const case_change chunks = compare_series(base, next, {}, base_reps, std::vector<double>{120e-6, 121e-6});
+  EXPECT_LT(chunks.test.p_value, 2.0 / 252) << "two repetitions are too few: the 10 chunks decide";
+}
+
 TEST(bench_compare, a_series_too_short_is_an_error) {
   EXPECT_THROW(compare_series(std::vector<double>{1}, std::vector<double>{1, 2, 3}), error);
 }

@@ -290,9 +290,13 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   EXPECT_TRUE(p["timing"]["counters"].is_null()) << "counted only when asked for";
   // --counters: per-call counts in the record and under the row; hardware ones, or the reason
   // this machine has none (this VM: perf_event_open(cycles) refused) and the software ones.
-  cli_result counted = opval({"bench", "--problems", problem, "--budget", "0.2", "--counters", "--jsonl", "c.jsonl"});
+  cli_result counted = opval({"bench", "--problems", problem, "--budget", "0.2", "--counters", "--repetitions", "3",
+                              "--jsonl", "c.jsonl"});
   EXPECT_EQ(counted.code, 0) << counted.out << counted.err;
-  const nlohmann::json c = nlohmann::json::parse(read_all(dir_ / "c.jsonl"))["timing"]["counters"];
+  const nlohmann::json counted_timing = nlohmann::json::parse(read_all(dir_ / "c.jsonl"))["timing"];
+  EXPECT_EQ(counted_timing["repetition_medians"].size(), 3u) << counted_timing.dump();
+  EXPECT_EQ(p["timing"]["repetition_medians"].size(), 0u);
+  const nlohmann::json& c = counted_timing["counters"];
   EXPECT_GE(c["calls"].get<std::uint64_t>(), 1u) << c.dump();
   EXPECT_GT(c["per_call"]["task-clock-ns"].get<double>(), 0) << c.dump();
   EXPECT_NE(counted.out.find("  counters per call ("), std::string::npos) << counted.out;

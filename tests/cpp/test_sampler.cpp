@@ -74,6 +74,30 @@ TEST(sampler, the_minimum_time_holds_the_stop_and_the_rule_is_cheap) {
   EXPECT_THROW(sample([] {}, {}, {.min_sampling_seconds = -1}), error);
 }
 
+// Repetitions pool their samples and keep each median; a kernel that doubles its length 0.2 s
+// into the run (each repetition capped at 0.15 s) leaves repetitions far from the pooled
+// median, and each such is warned of.
+TEST(sampler, repetitions_are_pooled_and_a_median_far_from_the_pool_is_warned_of) {
+  sampling_options o;
+  o.budget_seconds = 0.15;
+  o.warmup_seconds = 0.01;
+  const sampling_result steady_run = sample_repeated([] { spin_for(20e-6); }, {}, o, 3);
+  ASSERT_EQ(steady_run.repetition_medians.size(), 3u);
+  EXPECT_EQ(steady_run.stop_reason.rfind("3 repetitions", 0), 0u) << steady_run.stop_reason;
+  for (double m : steady_run.repetition_medians) EXPECT_NEAR(m / steady_run.summary.median, 1, 0.05);
+  const auto start = steady::now();
+  const sampling_result drifting = sample_repeated(
+      [&] { spin_for(steady::now() - start < std::chrono::milliseconds(200) ? 20e-6 : 40e-6); }, {}, o, 3);
+  ASSERT_EQ(drifting.repetition_medians.size(), 3u);
+  EXPECT_GT(drifting.repetition_medians.back() / drifting.repetition_medians.front(), 1.5);
+  const auto warned = std::count_if(drifting.warnings.begin(), drifting.warnings.end(), [](const std::string& w) {
+    return w.find("off the pooled median") != std::string::npos;
+  });
+  EXPECT_GE(warned, 1) << ::testing::PrintToString(drifting.warnings);
+  EXPECT_EQ(sample_repeated([] {}, {}, o, 1).repetition_medians.size(), 0u) << "one run is sample() itself";
+  EXPECT_THROW(sample_repeated([] {}, {}, o, 0), error);
+}
+
 TEST(sampler, short_kernels_are_batched_to_ten_microseconds_or_more) {
   sampling_options o;
   o.budget_seconds = 0.5;

@@ -100,6 +100,7 @@ struct bench_args {
   double target_ci_percent = 1;
   double budget = 5;
   std::size_t min_samples = 30;
+  int repetitions = 1;
   bool counters = false;
   double min_time = 0.1;
   double warmup = 0.05;
@@ -158,6 +159,12 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->capture_default_str()
       ->check(CLI::Range(2, 100000000))
       ->type_name("N");
+  cmd.add_option("--repetitions", a.repetitions,
+                 "independent samplings per case (each with its warm-up and stopping rule), pooled; each one's"
+                 " median is recorded, a median over 5% off the pooled one is warned of, and compare tests them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000))
+      ->type_name("R");
   cmd.add_option("--min-time", a.min_time, "nor before sampling this long, seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0))
@@ -566,6 +573,7 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
   b.cache = a.cache == "hot" ? cache_mode::hot : cache_mode::cold;
   b.threads = a.omp_threads;
   b.counters = a.counters;
+  b.repetitions = a.repetitions;
   return b;
 }
 

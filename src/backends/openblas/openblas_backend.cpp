@@ -107,6 +107,11 @@ void run_gemm(const epilogue_spec& e, const tensor& a, const tensor& b, const te
 class openblas_backend final : public backend {
  public:
   std::string name() const override { return "openblas"; }
+  std::optional<int> set_threads(int n) override {
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(n);
+    return before;
+  }
   std::string version() const override {
     return std::string(openblas_get_config()) + " (core " + openblas_get_corename() + ")";
   }
