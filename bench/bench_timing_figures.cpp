@@ -10,8 +10,9 @@
 //                  median more than 5% off the pooled one must carry a warning
 //   time           on the same invocations, the wall time each takes to its figure
 //
-//   bench_timing_figures [all|accuracy|overhead|repeatability] [--invocations N]
-//   bench_timing_figures invoke opval|gbench ITERATIONS   (one invocation: a JSON line)
+//   bench_timing_figures [all|accuracy|overhead|repeatability] [--invocations N] [--min-time S]
+//   bench_timing_figures invoke opval|gbench ITERATIONS MIN_TIME   (one invocation: a JSON line;
+//                                                                  MIN_TIME < 0: opval's default)
 //
 // The spin is a dependent chain of multiply-adds whose length is set in iterations; its time
 // per iteration is calibrated once by the median of 200 runs of about 1 ms each (the clock's
@@ -147,11 +148,13 @@ class median_catcher : public benchmark::BenchmarkReporter {
 
 /// One invocation of a tool on a spin of `iterations`, as a JSON line: its median, its wall
 /// time to that figure, and (opval) its warnings.
-void invoke(const std::string& tool, std::uint64_t iterations) {
+void invoke(const std::string& tool, std::uint64_t iterations, double min_time) {
   nlohmann::json out{{"tool", tool}};
   const auto t0 = steady::now();
   if (tool == "opval") {
-    const opval::sampling_result r = opval::sample([iterations] { benchmark::DoNotOptimize(spin(iterations)); }, {});
+    opval::sampling_options o;
+    if (min_time >= 0) o.min_sampling_seconds = min_time;
+    const opval::sampling_result r = opval::sample([iterations] { benchmark::DoNotOptimize(spin(iterations)); }, {}, o);
     out["wall"] = seconds_since(t0);
     out["median"] = r.summary.median;
     out["warnings"] = r.warnings;
@@ -173,8 +176,9 @@ void invoke(const std::string& tool, std::uint64_t iterations) {
 
 // ---------------------------------------------------------------- repeatability and time
 
-nlohmann::json run_invocation(const std::string& self, const std::string& tool, std::uint64_t iterations) {
-  const std::string command = fmt::format("'{}' invoke {} {}", self, tool, iterations);
+nlohmann::json run_invocation(const std::string& self, const std::string& tool, std::uint64_t iterations,
+                              double min_time) {
+  const std::string command = fmt::format("'{}' invoke {} {} {}", self, tool, iterations, min_time);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot start " + command);
   std::string text;
@@ -207,14 +211,16 @@ std::pair<double, double> spread_ratio_ci(const std::vector<double>& a, const st
   return {opval::quantile_of_sorted(ratios, 0.025), opval::quantile_of_sorted(ratios, 0.975)};
 }
 
-void repeatability(const std::string& self, double per_iteration, int invocations) {
+void repeatability(const std::string& self, double per_iteration, int invocations, double min_time) {
   const std::uint64_t iterations = iterations_for(50e-6, per_iteration);
-  fmt::print("\nrepeatability and time: {} interleaved invocations each on a 50 us spin ({} iterations, {:.2f} us)\n",
-             invocations, iterations, static_cast<double>(iterations) * per_iteration * 1e6);
+  fmt::print("\nrepeatability and time: {} interleaved invocations each on a 50 us spin ({} iterations, {:.2f} us);"
+             " opval's minimum sampling time {}\n",
+             invocations, iterations, static_cast<double>(iterations) * per_iteration * 1e6,
+             min_time >= 0 ? fmt::format("{:g} s", min_time) : std::string("its default"));
   std::vector<nlohmann::json> ours, theirs;
   for (int i = 0; i < invocations; ++i) {
-    ours.push_back(run_invocation(self, "opval", iterations));
-    theirs.push_back(run_invocation(self, "gbench", iterations));
+    ours.push_back(run_invocation(self, "opval", iterations, min_time));
+    theirs.push_back(run_invocation(self, "gbench", iterations, min_time));
   }
   std::vector<double> our_medians, their_medians, our_walls, their_walls;
   for (const auto& j : ours) our_medians.push_back(j["median"]), our_walls.push_back(j["wall"]);
@@ -248,17 +254,22 @@ int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "all";
     if (mode == "invoke") {
-      if (argc != 4) throw std::runtime_error("usage: invoke opval|gbench ITERATIONS");
-      invoke(argv[2], std::stoull(argv[3]));
+      if (argc != 5) throw std::runtime_error("usage: invoke opval|gbench ITERATIONS MIN_TIME");
+      invoke(argv[2], std::stoull(argv[3]), std::stod(argv[4]));
       return 0;
     }
     int invocations = 10;
-    if (argc > 3 && std::strcmp(argv[2], "--invocations") == 0) invocations = std::stoi(argv[3]);
+    double min_time = -1;  // opval's default
+    for (int i = 2; i + 1 < argc; i += 2) {
+      if (std::strcmp(argv[i], "--invocations") == 0) invocations = std::stoi(argv[i + 1]);
+      else if (std::strcmp(argv[i], "--min-time") == 0) min_time = std::stod(argv[i + 1]);
+      else throw std::runtime_error(std::string("unknown option ") + argv[i]);
+    }
     const double per_iteration = seconds_per_iteration();
     fmt::print("spin: {:.4f} ns per iteration (median of 200 runs of about 1 ms)\n\n", per_iteration * 1e9);
     if (mode == "all" || mode == "accuracy") accuracy(per_iteration);
     if (mode == "all" || mode == "overhead") overhead();
-    if (mode == "all" || mode == "repeatability") repeatability(std::filesystem::read_symlink("/proc/self/exe").string(), per_iteration, invocations);
+    if (mode == "all" || mode == "repeatability") repeatability(std::filesystem::read_symlink("/proc/self/exe").string(), per_iteration, invocations, min_time);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_timing_figures: {}\n", e.what());

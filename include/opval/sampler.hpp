@@ -27,12 +27,12 @@ struct sampling_options {
   std::size_t min_samples = 30;   ///< never stop (for the target) before this many samples
   /// Nor before sampling this long: a figure from a few milliseconds of samples is a snapshot
   /// of the machine's load at that instant (see docs/BENCHMARKING.md, "Accuracy").
-  double min_sampling_seconds = 0.1;
+  double min_sampling_seconds = 0.5;
   std::size_t max_samples = 1000000;
   double warmup_seconds = 0.05;   ///< run the kernel at least this long, and at least once, first
   /// A sample lasts at least this long: shorter kernels are batched. 0 = automatic: 100 times
   /// the timer's resolution plus overhead (1% of a sample), at least 10 microseconds, and at
-  /// least a thousandth of min_sampling_seconds (100 us by default), so that the minimum time
+  /// least a thousandth of min_sampling_seconds (500 us by default), so that the minimum time
   /// holds about 1000 samples, where the block bootstrap's interval is cheap (~20 ms).
   double min_sample_seconds = 0;
   bootstrap_options ci;           ///< the interval's confidence, resamples and seed

@@ -102,7 +102,7 @@ struct bench_args {
   std::size_t min_samples = 30;
   int repetitions = 1;
   bool counters = false;
-  double min_time = 0.1;
+  double min_time = 0.5;
   double warmup = 0.05;
   std::string cache = "hot";
   std::string csv;
