@@ -232,10 +232,14 @@ std::size_t dram_array_bytes(const peak_options& o) {
 }
 
 /// Measures `level` on one thread and on `threads`: arrays that fill half its capacity (a
-/// cache), or `dram_bytes` each (DRAM).
-void measure_level(memory_level& level, int threads, std::size_t dram_bytes, const peak_options& o) {
+/// cache) but at most 8 x the capacity of the level below (`below`, 0: none), since a VM may
+/// report its host's whole cache (300 MiB of L3 here) and arrays that size would measure DRAM;
+/// or `dram_bytes` each (DRAM).
+void measure_level(memory_level& level, std::uint64_t below, int threads, std::size_t dram_bytes, const peak_options& o) {
   const auto array_bytes = [&](int t) {
-    return level.bytes_per_cpu ? level.bytes_per_cpu * static_cast<std::size_t>(t) / 2 / 3 : dram_bytes;
+    if (!level.bytes_per_cpu) return dram_bytes;
+    const std::uint64_t per_cpu = below ? std::min(level.bytes_per_cpu / 2, 8 * below) : level.bytes_per_cpu / 2;
+    return static_cast<std::size_t>(per_cpu * static_cast<std::uint64_t>(t) / 3);
   };
   const auto [copy_one, triad_one] = stream(array_bytes(1), 1, o);
   const auto [copy_all, triad_all] = stream(array_bytes(threads), threads, o);
@@ -279,7 +283,8 @@ machine_peaks measure_machine_peaks(const peak_options& o) {
   p.stream_array_bytes = dram_array_bytes(o);
   p.levels = cache_levels();
   p.levels.push_back({"DRAM", 0, {}, {}});
-  for (memory_level& level : p.levels) measure_level(level, p.threads, p.stream_array_bytes, o);
+  for (std::size_t i = 0; i < p.levels.size(); ++i)
+    measure_level(p.levels[i], i > 0 ? p.levels[i - 1].bytes_per_cpu : 0, p.threads, p.stream_array_bytes, o);
   return p;
 }
 
