@@ -1,5 +1,7 @@
 #pragma once
 // Running the opval binary from tests: its stdout, stderr and exit code.
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -37,10 +39,13 @@ inline std::string read_all(const std::filesystem::path& p) {
 }
 
 /// Runs `binary` with `args` (each one shell word) in directory `dir`; stderr goes through
-/// a file in `dir`, which is removed afterwards.
+/// a file in `dir`, which is removed afterwards. The file is named by this process and call:
+/// ctest runs tests in parallel, and several share the temporary directory.
 inline cli_result run_cli(const std::string& binary, const std::filesystem::path& dir,
                           const std::vector<std::string>& args) {
-  const std::filesystem::path err_file = dir / "opval_stderr.txt";
+  static int calls = 0;
+  const std::filesystem::path err_file =
+      dir / ("opval_stderr_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".txt");
   std::string cmd = "cd " + quote(dir.string()) + " && " + quote(binary);
   for (const std::string& a : args) cmd += " " + quote(a);
   cmd += " 2>" + quote(err_file.string());

@@ -63,7 +63,7 @@ TEST(sampler, the_minimum_time_holds_the_stop_and_the_rule_is_cheap) {
   EXPECT_GE(r.sampling_seconds, 0.3);
   // Samples of at least a thousandth of the minimum time (0.3 ms: batches of 15 calls or more).
   EXPECT_GE(static_cast<double>(r.batch) * 20e-6, 0.3e-3 * 0.9) << r.batch;
-  EXPECT_GT(r.samples.size(), 300u);
+  EXPECT_GE(r.samples.size(), o.min_samples);
   EXPECT_GT(r.rule_seconds, 0);
   EXPECT_LT(r.rule_seconds, 0.1 * r.sampling_seconds);
   o.min_sampling_seconds = 0;
