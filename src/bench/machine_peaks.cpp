@@ -26,6 +26,11 @@ namespace {
 
 constexpr int chains = 12;  // FMA latency (4 cycles) x 2 ports = 8 in flight, and some to spare
 
+// The vector kernels live in `#pragma GCC target` regions, which GCC has and clang has not
+// (clang compiles opval only for the fuzz targets, which measure no peaks): a build by another
+// compiler measures the scalar loop, and says so in `isa`.
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPVAL_VECTOR_PEAKS 1
 // One namespace per instruction set: each holds run_chains compiled for its registers and the
 // kernels of the types it has. A kernel runs `iterations` steps of every chain.
 namespace avx512 {
@@ -91,6 +96,8 @@ unsigned f32(std::uint64_t n) {
 #pragma GCC pop_options
 }  // namespace avx2
 
+#endif  // OPVAL_VECTOR_PEAKS
+
 namespace scalar {
 #include "fma_chains.inc"
 unsigned f64(std::uint64_t n) { return run_chains(n, 0.5, [](double x) { return std::fma(x, 0.5, 0.5); }); }
@@ -106,8 +113,9 @@ struct fma_kernel {
 
 /// The kernels of the widest instruction set this CPU has, and its name.
 std::vector<fma_kernel> kernels_for_this_cpu(std::string& isa) {
-  __builtin_cpu_init();
   std::vector<fma_kernel> k;
+#ifdef OPVAL_VECTOR_PEAKS
+  __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
     isa = "avx512";
     k = {{"f64", avx512::f64, 8 * 2}, {"f32", avx512::f32, 16 * 2}};
@@ -117,8 +125,13 @@ std::vector<fma_kernel> kernels_for_this_cpu(std::string& isa) {
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     isa = "avx2";
     k = {{"f64", avx2::f64, 4 * 2}, {"f32", avx2::f32, 8 * 2}};
-  } else {
+  } else
+#endif
+  {
     isa = "scalar";
+#ifndef OPVAL_VECTOR_PEAKS
+    isa += " (a build without GCC's target pragmas)";
+#endif
     k = {{"f64", scalar::f64, 2}, {"f32", scalar::f32, 2}};
   }
   return k;
