@@ -1,6 +1,8 @@
 #pragma once
 // Where and on how many threads kernels run: OpenMP's thread count for a scope, and the CPUs
 // the process's threads may run on (docs/BENCHMARKING.md, "Threads and affinity").
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,5 +34,8 @@ std::vector<int> current_affinity();
 /// workers) and those created later, to `cpus`. Throws opval::error when the kernel refuses
 /// (a CPU that is offline or outside the process's cpuset).
 void pin_process_to(const std::vector<int>& cpus);
+
+/// The thread ids of this process as /proc/self/task lists them now (empty without /proc).
+std::vector<pid_t> process_threads();
 
 }  // namespace opval

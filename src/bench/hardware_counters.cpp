@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
+#include "opval/threading.hpp"
 
 namespace opval {
 namespace {
@@ -32,16 +32,6 @@ std::string refusal(int err) {
     why += ": perf_event_open is not available in this kernel";
   }
   return why;
-}
-
-/// This process's threads (/proc/self/task).
-std::vector<pid_t> threads_of_this_process() {
-  std::vector<pid_t> tids;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec))
-    tids.push_back(static_cast<pid_t>(std::stol(entry.path().filename().string())));
-  if (tids.empty()) tids.push_back(0);  // no /proc: the calling thread
-  return tids;
 }
 
 int open_counter(const counter_event& e, pid_t tid, bool exclude_kernel) {
@@ -85,7 +75,8 @@ std::vector<counter_event> software_events() {
 }
 
 counter_set::counter_set(std::vector<counter_event> events) : events_(std::move(events)) {
-  const std::vector<pid_t> tids = threads_of_this_process();
+  std::vector<pid_t> tids = process_threads();
+  if (tids.empty()) tids.push_back(0);  // no /proc: the calling thread
   for (const counter_event& e : events_) {
     fds_.emplace_back();
     for (pid_t tid : tids) {

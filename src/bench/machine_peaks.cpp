@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "opval/cache_flush.hpp"
 #include "opval/error.hpp"
 #include "opval/threading.hpp"
 
@@ -239,9 +240,7 @@ std::vector<memory_level> cache_levels() {
 
 std::size_t dram_array_bytes(const peak_options& o) {
   if (o.array_bytes) return o.array_bytes;
-  std::size_t last_level = 0;
-  for (const cache_info& c : cpu0_caches()) last_level = std::max<std::size_t>(last_level, c.bytes);
-  return std::max<std::size_t>(4 * last_level, std::size_t{64} << 20);
+  return std::max<std::size_t>(4 * last_level_cache_bytes(), std::size_t{64} << 20);
 }
 
 /// Measures `level` on one thread and on `threads`: arrays that fill half its capacity (a

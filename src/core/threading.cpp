@@ -56,7 +56,8 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
   for (std::size_t i = 0; i < cpus.size();) {
     std::size_t j = i;
     while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + (j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]));
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
     i = j + 1;
   }
   return out;
@@ -72,17 +73,23 @@ std::vector<int> current_affinity() {
   return cpus;
 }
 
+std::vector<pid_t> process_threads() {
+  std::vector<pid_t> tids;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec))
+    if (const pid_t tid = static_cast<pid_t>(std::atoi(task.path().filename().c_str())); tid > 0) tids.push_back(tid);
+  return tids;
+}
+
 void pin_process_to(const std::vector<int>& cpus) {
   if (cpus.empty()) throw error("an empty CPU list");
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus) CPU_SET(c, &set);
-  // Every thread that exists now (each is a task in /proc/self/task); the calling thread
-  // last, so that the threads it creates afterwards inherit the same set.
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    const pid_t tid = static_cast<pid_t>(std::atoi(task.path().filename().c_str()));
-    if (tid > 0 && ::sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH)
+  // Every thread that exists now; the calling thread last, so that the threads it creates
+  // afterwards inherit the same set.
+  for (const pid_t tid : process_threads()) {
+    if (::sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH)
       throw error(fmt::format("cannot pin to CPUs {}: {}", cpu_list_text(cpus), std::strerror(errno)));
   }
   if (::sched_setaffinity(0, sizeof set, &set) != 0)

@@ -623,15 +623,14 @@ sweep_point projected(const sweep_point& point, const std::vector<std::string>& 
 /// The cases of a bench run. Without --axis: every selected problem on every backend. With:
 /// each --problems item (or each selected problem, when none is given) at each point of the
 /// axes it uses, on the point's backend or every backend, with the point's thread count.
-std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<case_backend>& backends) {
+std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<sweep_axis>& axes,
+                                  const std::vector<case_backend>& backends) {
   std::vector<bench_job> jobs;
-  if (a.axes.empty()) {
+  if (axes.empty()) {
     for (const located_problem& lp : select_problems(a.r))
       for (const case_backend& cb : backends) jobs.push_back({lp, &cb, a.omp_threads, {}, 0});
     return jobs;
   }
-  std::vector<sweep_axis> axes;
-  for (const std::string& text : a.axes) axes.push_back(parse_axis(text));
   const std::vector<sweep_point> points = sweep_points(axes, parse_zips(a.zips));
   std::set<std::string> used_anywhere;
   for (const std::string& item : a.r.problems)
@@ -696,21 +695,23 @@ int machine_command(const bench_args& a) {
 // Each case is checked where --isolation says (a crash is a verdict, and is not timed), then
 // timed in this process only if its check PASSED.
 /// The backends a `backend` axis names replace --backend's.
-case_args with_backend_axis(case_args c, const std::vector<std::string>& axes) {
-  for (const std::string& text : axes)
-    if (const sweep_axis axis = parse_axis(text); axis.name == "backend") c.backends = axis.values;
+case_args with_backend_axis(case_args c, const std::vector<sweep_axis>& axes) {
+  for (const sweep_axis& axis : axes)
+    if (axis.name == "backend") c.backends = axis.values;
   return c;
 }
 
 int bench_command(const bench_args& a) {
   if (a.machine) return machine_command(a);
-  const case_args c = with_backend_axis(a.r.c, a.axes);
+  std::vector<sweep_axis> axes;
+  for (const std::string& text : a.axes) axes.push_back(parse_axis(text));
+  const case_args c = with_backend_axis(a.r.c, axes);
   // Before any backend or worker exists, so that their threads inherit the CPUs.
   if (!a.affinity.empty()) pin_process_to(parse_cpu_list(a.affinity));
   run_options o = make_run_options(c);
   std::vector<case_backend> backends = make_case_backends(c, o);
   bench_options bo = make_bench_options(a, o);
-  const std::vector<bench_job> jobs = bench_jobs(a, backends);
+  const std::vector<bench_job> jobs = bench_jobs(a, axes, backends);
   std::ofstream jsonl, csv;
   if (!c.jsonl.empty()) jsonl = open_output(c.jsonl, false);
   if (!a.csv.empty()) (csv = open_output(a.csv, false, "CSV")) << bench_csv_header();
@@ -743,14 +744,10 @@ int bench_command(const bench_args& a) {
     table.row(r);
     if (jsonl) jsonl << bench_json_line(r, &env) << std::endl;
     if (csv) csv << bench_csv_row(r) << std::flush;
-    if (!a.axes.empty()) rows.push_back({job.point, job.template_index, std::move(r)});
+    if (!axes.empty()) rows.push_back({job.point, job.template_index, std::move(r)});
   }
   const bool ok = table.finish();
-  if (!rows.empty()) {
-    std::vector<sweep_axis> axes;
-    for (const std::string& text : a.axes) axes.push_back(parse_axis(text));
-    print_scaling_table(std::cout, axes, rows);
-  }
+  if (!rows.empty()) print_scaling_table(std::cout, axes, rows);
   return ok ? exit_passed : exit_failed;
 }
 
