@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--tag", default="smoke", choices=["smoke", "regression"], help="the suite (default smoke)")
     r.add_argument("--op", action="append", default=[], help="only this op (repeatable)")
     r.add_argument("--contract", action="append", default=[], help="only this dt contract (repeatable)")
-    r.add_argument("--problems", action="append", help="a descriptor or a batch file (repeatable)")
+    r.add_argument("--problems", action="append", help="a descriptor, a batch file or a shape set such as resnet50_conv (repeatable)")
     r.add_argument("--reference", help="judge against this instead of opval's fp64 reference: a framework in float64 "
                    "(torch, onnxruntime, jax), or any backend at the contract (onednn, torch@contract, a plugin path)")
     r.add_argument("--policy", default="bound")

@@ -343,6 +343,11 @@ def suite_problems(tag: str, ops: Sequence[str] = []) -> list[tuple[Problem, str
 def read_problem_file(path: str) -> list[tuple[Problem, str]]:
     """(problem, 'file:line') of a batch file"""
 
+def select_problems(tag: str = 'smoke', ops: Sequence[str] = [], contracts: Sequence[str] = [], problems: Sequence[str] = [], inline_source: str = '<command line>') -> list[tuple[Problem, str]]:
+    """
+    (problem, source) of the session's selection, as `opval run` selects: `problems` (descriptors, batch files, shape sets) or the suite `tag`, filtered by `ops` and `contracts`
+    """
+
 class Tensor:
     """A typed, strided view of storage; numpy() shares it without copying"""
 

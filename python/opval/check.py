@@ -190,17 +190,18 @@ def _kernel_name(impl: Callable) -> str:
 
 
 def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str | None):
-    if problems is None:
-        return _opval.suite_problems(tag, [op])
+    """The library's selection, as `opval run --op OP` makes it: the suite `tag` of `op`, or the
+    problems of `op` among `problems` (descriptors, batch files, shape sets); when none of those
+    is of `op`, an error naming the first."""
     if isinstance(problems, (str, _opval.Problem)):
         problems = [problems]
-    out = []
-    for item in problems:
-        p = item if isinstance(item, _opval.Problem) else _opval.Problem(item)
-        if p.op != op:
-            raise ValueError(f"problem '{p}' is a {p.op} problem; this check is of {op}")
-        out.append((p, "<opval.check>"))
-    return out
+    if not problems:
+        return _opval.select_problems(tag, [op])
+    selected = _opval.select_problems(tag, [], [], [str(p) for p in problems], "<opval.check>")
+    mine = [(p, s) for p, s in selected if p.op == op]
+    if not mine:
+        raise ValueError(f"problem '{selected[0][0]}' is a {selected[0][0].op} problem; this check is of {op}")
+    return mine
 
 
 def make_options(policy: str = "bound", seed: int = 1, *, guard: bool = True, poison: bool = True,

@@ -39,22 +39,9 @@ class RunResult:
 
 
 def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Sequence[str] | None):
-    if problems:
-        selected = []
-        for item in problems:
-            if os.path.isfile(item):
-                selected += _opval.read_problem_file(item)
-            else:
-                selected.append((_opval.Problem(item), "<opval.run>"))
-    else:
-        for op in ops:
-            _opval.find_op(op)  # an unknown op is an error, not an empty selection
-        selected = _opval.suite_problems(tag, list(ops))
-    wanted = {_opval.Contract(c).types_string() for c in contracts}
-    selected = [(p, s) for p, s in selected if (not ops or p.op in ops) and (not wanted or p.contract.types_string() in wanted)]
-    if not selected:
-        raise ValueError("no problems selected: the filters (ops, contracts, tag) match none")
-    return selected
+    """The library's selection, as `opval run` makes it (descriptors, batch files, shape sets)."""
+    items = [str(p) for p in problems or []]
+    return _opval.select_problems(tag, list(ops), list(contracts), items, "<opval.run>")
 
 
 def _python_repro(descriptor: str, backend: str, policy: str, seed: int, reference: str | None) -> str:

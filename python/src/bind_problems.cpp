@@ -13,6 +13,7 @@
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"
+#include "opval/session.hpp"
 
 namespace opval::python {
 
@@ -110,6 +111,16 @@ void bind_ops(nb::module_& m) {
         "(problem, source) of the suite `tag` of every op, or of `ops`");
   m.def("read_problem_file", [](const std::string& path) { return as_pairs(read_problem_file(path)); },
         nb::arg("path"), "(problem, 'file:line') of a batch file");
+  m.def("select_problems",
+        [](const std::string& tag, const std::vector<std::string>& ops, const std::vector<std::string>& contracts,
+           const std::vector<std::string>& problems, const std::string& inline_source) {
+          return as_pairs(select_problems({tag, ops, contracts, problems, inline_source}));
+        },
+        nb::arg("tag") = "smoke", nb::arg("ops") = std::vector<std::string>{},
+        nb::arg("contracts") = std::vector<std::string>{}, nb::arg("problems") = std::vector<std::string>{},
+        nb::arg("inline_source") = "<command line>",
+        "(problem, source) of the session's selection, as `opval run` selects: `problems` (descriptors, batch "
+        "files, shape sets) or the suite `tag`, filtered by `ops` and `contracts`");
 }
 
 }  // namespace

@@ -86,3 +86,54 @@ def test_python_backends_by_name_run_in_a_worker_process(tmp_path, monkeypatch):
 def test_unknown_module_backend_is_a_value_error():
     with pytest.raises(ValueError, match="nosuchmodule"):
         run(["nosuchmodule:backend"], problems=["relu shape=8 dt=f32"])
+
+
+# Every selection form of `opval run` (docs/CLI.md), as (tag, ops, contracts, problems); the
+# batch file is written by the test. openblas refuses all but matmul at once, so the CLI lists
+# its selection in its records without running a case.
+SELECTIONS = {
+    "descriptor": ("smoke", [], [], ["softmax shape=3x5 dt=bf16"]),
+    "batch file": ("smoke", [], [], ["{batch}"]),
+    "shape set": ("smoke", [], [], ["resnet50_conv"]),
+    "shape set filtered by contract": ("smoke", [], ["f32"], ["bert_base_attention"]),
+    "tag": ("regression", ["log_softmax"], [], []),
+    "op": ("smoke", ["softmax", "add"], [], []),
+    "contract": ("smoke", ["softmax"], ["bf16"], []),
+}
+
+
+def cli_selection(tmp_path, tag, ops, contracts, problems):
+    jsonl = tmp_path / "cli.jsonl"
+    args = [opval.worker_executable(), "run", "--backend", "openblas", "--tag", tag, "--jsonl", str(jsonl)]
+    for flag, values in (("--op", ops), ("--contract", contracts), ("--problems", problems)):
+        for v in values:
+            args += [flag, v]
+    # exit 1: no case ran (openblas refuses them), which is what this run is for
+    assert subprocess.run(args, stdout=subprocess.DEVNULL, cwd=ROOT).returncode in (0, 1)
+    return [(r["descriptor"], r["source"]) for r in records(jsonl)]
+
+
+@pytest.mark.parametrize("form", list(SELECTIONS))
+def test_every_selection_form_selects_the_clis_cases(form, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the shape sets are found as the CLI finds them, from here
+    batch = tmp_path / "batch.txt"
+    batch.write_text("# two problems\nmatmul m=3 n=4 k=5\n\nsoftmax shape=4x7 axis=0 dt=f16\n")
+    tag, ops, contracts, problems = SELECTIONS[form]
+    problems = [p.format(batch=batch) for p in problems]
+    cli = cli_selection(tmp_path, tag, ops, contracts, problems)
+    assert cli, "the CLI selected nothing"
+    inline = lambda source, label: "<command line>" if source == label else source
+
+    py_jsonl = tmp_path / "py.jsonl"
+    run(["openblas"], tag=tag, ops=ops, contracts=contracts, problems=problems or None, jsonl=str(py_jsonl),
+        out=open(tmp_path / "out.txt", "w"))
+    assert [(r["descriptor"], inline(r["source"], "<opval.run>")) for r in records(py_jsonl)] == cli
+
+    # opval.check validates one op's kernel: checked op by op, it selects each op's part of the
+    # selection (its contracts say what the kernel supports: no filter, so no contract form).
+    from opval.check import _problems
+    if contracts:
+        return
+    for op in sorted({d.split()[0] for d, _ in cli}):
+        mine = [(str(p), inline(s, "<opval.check>")) for p, s in _problems(op, tag, problems or None)]
+        assert mine == [c for c in cli if c[0].split()[0] == op], op

@@ -43,6 +43,7 @@
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
+#include "opval/session.hpp"
 
 namespace {
 
@@ -51,8 +52,6 @@ using namespace opval;
 constexpr int exit_passed = 0;
 constexpr int exit_failed = 1;
 constexpr int exit_bad_input = 2;
-
-const std::vector<std::string> suite_tags = {"smoke", "regression"};
 
 // ---------------------------------------------------------------- arguments
 
@@ -347,58 +346,9 @@ int list_command(const list_args& a) {
 
 // ---------------------------------------------------------------- problems
 
-/// A --problems value names a file when one exists there, or when it cannot be a
-/// descriptor: a single word that is a path, has an extension, or is not an op name (a named
-/// shape set of tests/problems/, such as `resnet50_conv`). Else it is a descriptor.
-bool names_a_file(const std::string& item) {
-  if (std::error_code ec; std::filesystem::exists(item, ec)) return true;
-  bool one_word = item.find_first_of(" \t=") == std::string::npos;
-  if (!one_word) return false;
-  if (item.find_first_of("/.") != std::string::npos) return true;
-  const auto& ops = all_ops();
-  return std::none_of(ops.begin(), ops.end(), [&](const op_spec* s) { return s->name() == item; });
-}
-
-/// parse_problem and read_problem_file validate each problem, so an impossible shape is
-/// reported here, before anything runs.
-std::vector<located_problem> problems_from(const std::string& item) {
-  if (!names_a_file(item)) return {{parse_problem(item), "<command line>"}};
-  if (std::filesystem::is_directory(item))
-    throw error("cannot read problem file '" + item + "': it is a directory");
-  std::vector<located_problem> problems = read_problem_file(item);
-  if (problems.empty()) throw error("problem file '" + item + "' holds no problem (only blank lines and comments)");
-  return problems;
-}
-
-/// The canonical `dt=` strings the user asked for (so `bf16` selects bf16:f32:bf16).
-std::set<std::string> canonical_contracts(const std::vector<std::string>& texts) {
-  std::set<std::string> out;
-  for (const std::string& t : texts) out.insert(parse_contract_types(t).types_string());
-  return out;
-}
-
+/// The session's problem selection from run's and bench's options.
 std::vector<located_problem> select_problems(const run_args& a) {
-  for (const std::string& op : a.ops) find_op(op);  // an unknown op is an error, not a no-op
-  if (std::find(suite_tags.begin(), suite_tags.end(), a.tag) == suite_tags.end())
-    throw error("unknown suite tag '" + a.tag + "' (known: " + joined(suite_tags) + ")");
-  std::vector<located_problem> all;
-  if (a.problems.empty()) {
-    all = suite_problems(a.tag, a.ops);
-  } else {
-    for (const std::string& item : a.problems) {
-      std::vector<located_problem> more = problems_from(item);
-      all.insert(all.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-    }
-  }
-  std::set<std::string> contracts = canonical_contracts(a.contracts);
-  std::erase_if(all, [&](const located_problem& lp) {
-    bool op_ok = a.ops.empty() ||
-                 std::find(a.ops.begin(), a.ops.end(), lp.prob.op()) != a.ops.end();
-    bool dt_ok = contracts.empty() || contracts.contains(lp.prob.dt.types_string());
-    return !op_ok || !dt_ok;
-  });
-  if (all.empty()) throw error("no problems selected: the filters (--op, --contract, --tag) match none");
-  return all;
+  return opval::select_problems({.tag = a.tag, .ops = a.ops, .contracts = a.contracts, .problems = a.problems});
 }
 
 // ---------------------------------------------------------------- running
@@ -658,7 +608,7 @@ std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<sweep_a
       if (std::any_of(seen.begin(), seen.end(), [&](const sweep_point& s) { return s.values == point.values; })) continue;
       seen.push_back(point);
       if (used.empty()) {
-        for (const located_problem& lp : problems_from(items[t])) add(lp, point, t);
+        for (const located_problem& lp : opval::select_problems({.problems = {items[t]}})) add(lp, point, t);
       } else {
         add({parse_problem(instantiate(items[t], point)), "--problems " + items[t]}, point, t);
       }
