@@ -10,6 +10,7 @@
 
 #include "core/memory_checks.hpp"
 #include "core/observed_precision.hpp"
+#include "core/shell_quote.hpp"
 #include "core/valgrind_client.hpp"
 #include "opval/guarded_allocator.hpp"
 #include "opval/error.hpp"
@@ -345,11 +346,11 @@ std::string perturbation_finding(const problem& p, backend& b, std::uint64_t see
 }
 
 std::string repro_command(const problem& p, const run_options& o, const std::string& backend_name) {
-  std::string cmd = fmt::format("opval repro '{}' --seed {} --backend {} --policy {}", p.to_string(), o.seed,
-                                backend_name, o.pol.to_string());
+  std::string cmd = fmt::format("opval repro {} --seed {} --backend {} --policy {}", detail::shell_quote(p.to_string()),
+                                o.seed, backend_name, o.pol.to_string());
   if (o.reference && !o.reference->ref.empty())
-    cmd += o.reference->ref.plugin_path.empty() ? " --reference " + o.reference->ref.name
-                                                : " --reference '" + o.reference->ref.plugin_path + "'";
+    cmd += " --reference " + (o.reference->ref.plugin_path.empty() ? o.reference->ref.name
+                                                                   : detail::shell_quote(o.reference->ref.plugin_path));
   return cmd;
 }
 

@@ -9,25 +9,6 @@
 
 namespace opval::detail {
 
-std::string shell_quote(std::string_view text) {
-  std::string q = "'";
-  for (char c : text) {
-    if (c == '\'')
-      q += "'\\''";
-    else
-      q += c;
-  }
-  return q + "'";
-}
-
-std::string shell_word(std::string_view text) {
-  bool plain = !text.empty();
-  for (char c : text)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) ||
-                      std::string_view("_-.:=,@+/").find(c) != std::string_view::npos);
-  return plain ? std::string(text) : shell_quote(text);
-}
-
 std::string repro_command(const case_result& r, std::string_view policy_text) {
   if (!r.repro.empty()) return r.repro;
   std::string cmd = "opval repro " + shell_quote(r.descriptor) + fmt::format(" --seed {}", r.seed);
@@ -50,7 +31,10 @@ std::string descriptor_cell(const case_result& r) {
     std::size_t end = d.find(' ', pos);
     if (end == std::string_view::npos) end = d.size();
     std::string_view token = d.substr(pos, end - pos);
-    if (!token.empty() && token != "dt=" + r.contract) cell += (cell.empty() ? "" : " ") + std::string(token);
+    if (!token.empty() && token != "dt=" + r.contract) {
+      if (!cell.empty()) cell += ' ';
+      cell += token;  // appended in place: GCC 12 flags the temporary of a concatenation (-Wrestrict)
+    }
     pos = end + 1;
   }
   if (cell.empty()) cell = "(defaults)";

@@ -3,14 +3,11 @@
 #include <string>
 #include <string_view>
 
+#include "core/shell_quote.hpp"
 #include "opval/runner.hpp"
 
 namespace opval::detail {
 
-/// `text` quoted for a POSIX shell (single quotes, embedded quotes escaped).
-std::string shell_quote(std::string_view text);
-/// `text` as one shell word: unchanged when it has no special characters, else quoted.
-std::string shell_word(std::string_view text);
 /// The command that reproduces r: r.repro when the runner set it, else built from r's
 /// descriptor, seed and backend and `policy_text`.
 std::string repro_command(const case_result& r, std::string_view policy_text);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_testing.hpp"
 #include "opval/error.hpp"
@@ -163,6 +164,36 @@ TEST(PluginCli, BuggyPluginFailsAndReproNamesThePlugin) {
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find(std::string("--plugin '") + OPVAL_SGEMM_TILED_BUGGY + "'"), std::string::npos)
       << r.out;
+}
+
+// The repro command is pasted into a shell as printed: a plugin path with a space and a single
+// quote must come through it whole, and the command must fail the same case again.
+TEST(PluginCli, ReproOfAPluginPathWithASpaceAndAQuoteRunsInAShell) {
+  SKIP_WITHOUT_AVX2();
+  const fs::path dir = fs::temp_directory_path() / ("opval plugin's dir " + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path plugin = dir / "lib sgemm 'buggy'.so";
+  fs::copy_file(OPVAL_SGEMM_TILED_BUGGY, plugin, fs::copy_options::overwrite_existing);
+  const fs::path jsonl = dir / "run.jsonl";
+  cli_result r = opval_cli({"run", "--plugin", plugin.string(), "--problems", "matmul m=17 n=9 k=33", "--jsonl",
+                            jsonl.string()});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  std::ifstream records(jsonl);
+  std::string line;
+  std::getline(records, line);
+  std::string repro = nlohmann::json::parse(line).at("repro").get<std::string>();
+  ASSERT_TRUE(repro.starts_with("opval repro ")) << repro;
+  repro.replace(0, 5, testing::quote(OPVAL_CLI_PATH));
+  FILE* shell = ::popen((repro + " 2>&1").c_str(), "r");
+  ASSERT_NE(shell, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, shell)) > 0;) out.append(buf, n);
+  const int status = ::pclose(shell);
+  fs::remove_all(dir);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << repro << "\n" << out;
+  EXPECT_NE(out.find("plugin:sgemm_tiled_buggy"), std::string::npos) << repro << "\n" << out;
+  EXPECT_NE(out.find("FAILED"), std::string::npos) << repro << "\n" << out;
 }
 
 // `opval bench` times the correct plugin and refuses to time the buggy one: its check fails,

@@ -44,6 +44,7 @@
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
 #include "opval/session.hpp"
+#include "core/shell_quote.hpp"
 
 namespace {
 
@@ -434,7 +435,7 @@ void point_repro_at_plugin(case_result& r, const case_args& a) {
   if (a.plugin.empty() || !r.backend.starts_with("plugin:")) return;
   std::string from = "--backend " + r.backend;
   if (auto at = r.repro.find(from); at != std::string::npos)
-    r.repro.replace(at, from.size(), "--plugin '" + a.plugin + "'");
+    r.repro.replace(at, from.size(), "--plugin " + detail::shell_quote(a.plugin));
 }
 
 /// The journal being finished (--resume): its records, found by case.
