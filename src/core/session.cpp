@@ -6,6 +6,9 @@
 #include <set>
 #include <system_error>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
@@ -14,12 +17,6 @@
 namespace opval {
 
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : " ") + s;
-  return out;
-}
 
 /// parse_problem and read_problem_file validate each problem, so an impossible shape is
 /// reported here, before anything runs.
@@ -59,7 +56,7 @@ std::vector<located_problem> select_problems(const problem_selection& s) {
   for (const std::string& op : s.ops) find_op(op);  // an unknown op is an error, not a no-op
   const auto& tags = suite_tags();
   if (std::find(tags.begin(), tags.end(), s.tag) == tags.end())
-    throw error("unknown suite tag '" + s.tag + "' (known: " + joined(tags) + ")");
+    throw error(fmt::format("unknown suite tag '{}' (known: {})", s.tag, fmt::join(tags, " ")));
   std::vector<located_problem> all;
   if (s.problems.empty()) {
     all = suite_problems(s.tag, s.ops);

@@ -2,7 +2,6 @@
 #include "report/report_util.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 
 #include <fmt/format.h>

@@ -184,14 +184,10 @@ TEST(PluginCli, ReproOfAPluginPathWithASpaceAndAQuoteRunsInAShell) {
   std::string repro = nlohmann::json::parse(line).at("repro").get<std::string>();
   ASSERT_TRUE(repro.starts_with("opval repro ")) << repro;
   repro.replace(0, 5, testing::quote(OPVAL_CLI_PATH));
-  FILE* shell = ::popen((repro + " 2>&1").c_str(), "r");
-  ASSERT_NE(shell, nullptr);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, shell)) > 0;) out.append(buf, n);
-  const int status = ::pclose(shell);
+  const cli_result again = testing::run_cli("/bin/sh", dir, {"-c", repro});
   fs::remove_all(dir);
-  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << repro << "\n" << out;
+  const std::string out = again.out + again.err;
+  EXPECT_EQ(again.code, 1) << repro << "\n" << out;
   EXPECT_NE(out.find("plugin:sgemm_tiled_buggy"), std::string::npos) << repro << "\n" << out;
   EXPECT_NE(out.find("FAILED"), std::string::npos) << repro << "\n" << out;
 }
