@@ -25,6 +25,12 @@ case_result run_case_caught(const located_problem& lp, backend& b, const run_opt
 case_result unfinished_case(const located_problem& lp, const backend& b, const run_options& o, state st,
                             std::string reason);
 
+/// Who a backend is: its name and version, as a worker process that made it reports them.
+struct backend_identity {
+  std::string name;
+  std::string version;
+};
+
 /// Settings of isolated runs.
 struct isolation_options {
   /// The program started as worker with the argument `__worker`: the opval executable.
@@ -39,8 +45,9 @@ struct isolation_options {
 double case_time_limit(const problem& p, const isolation_options& o);
 
 /// Runs cases one at a time in a worker process, started on first use and replaced after a
-/// crash or timeout. Ignores SIGPIPE in the calling process (a write to a dead worker must
-/// not kill the runner). Not thread-safe.
+/// crash or timeout. A write to a dead worker cannot kill the caller: SIGPIPE is blocked in
+/// the writing thread for the write (the process's own SIGPIPE handling is left as it is).
+/// Not thread-safe.
 class case_worker {
  public:
   explicit case_worker(isolation_options o = {});
@@ -52,14 +59,26 @@ class case_worker {
   /// backend, used only to name it in a CRASH or TIMEOUT record.
   case_result run(const located_problem& lp, const backend_ref& ref, const backend& b, const run_options& o);
 
+  /// Makes the backend `ref` in the worker (loading a plugin runs its constructors and metadata
+  /// functions there, never in this process) and returns its identity; the worker keeps it
+  /// for the cases that follow. A worker that crashes, exits or hangs past the base time limit
+  /// while doing so, or reports an error, is an opval::error naming the backend: one line.
+  backend_identity describe(const backend_ref& ref);
+
   /// The worker's process id (0 when none is running), for tests.
   pid_t pid() const;
 
  private:
   struct process;
+  void start_if_needed();
   isolation_options opts_;
   std::unique_ptr<process> proc_;
 };
+
+/// A backend made in a worker process, as this process knows it: its identity, for records
+/// and reports. It runs nothing here (supports and execute throw opval::error): cases go to the
+/// worker. See case_worker::describe.
+std::unique_ptr<backend> remote_backend(backend_identity id);
 
 /// The first argument that starts the opval executable as a worker (hidden from --help).
 inline constexpr const char* worker_argument = "__worker";

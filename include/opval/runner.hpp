@@ -72,6 +72,8 @@ struct case_result {
   case_timings times;
   case_memory memory;       ///< the kernel's heap use and RSS change, leak check (heap_stats.hpp)
   std::string repro;        ///< the command that reproduces this case
+  /// The checks that did not apply to this case, and why (judge(): those that rerun the kernel).
+  std::string not_applicable;
   std::string source;       ///< where the problem came from
 };
 

@@ -633,6 +633,12 @@ class CaseResult:
     @source.setter
     def source(self, arg: str, /) -> None: ...
 
+    @property
+    def not_applicable(self) -> str:
+        """
+        the checks that did not apply, and why (opval.judge: those that rerun the kernel)
+        """
+
     def to_json(self) -> str:
         """the JSON Lines record the CLI writes (docs/CLI.md)"""
 
@@ -716,6 +722,16 @@ def run_case(problem: Problem, backend: Backend, options: RunOptions, source: st
     runs one case in this process; an exception is a FAILED case carrying its message
     """
 
+def judge_arrays(problem: Problem, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], outputs: Sequence[tuple[str, str, Sequence[int], bytes]], options: RunOptions, source: str = '') -> CaseResult:
+    """
+    the verdict on arrays the caller has (opval/judge.hpp); a mismatch with the problem's operands raises
+    """
+
+def read_array_file(path: str) -> list[tuple[str, str, list[int], bytes]]:
+    """
+    the arrays of an .npy, .npz or ONNX TensorProto .pb file as (name, type, shape, bytes)
+    """
+
 def unfinished_case(problem: Problem, source: str, backend: Backend, options: RunOptions, state: str, reason: str) -> CaseResult:
     """
     the record of a case that produced no result of its own (CRASH, TIMEOUT), with its repro
@@ -727,6 +743,11 @@ class Worker:
     def __init__(self, executable: str, timeout: float = 60.0) -> None: ...
 
     def run(self, problem: Problem, backend: Backend, options: RunOptions, source: str = '') -> CaseResult: ...
+
+    def make(self, name: str = '', plugin: str = '') -> Backend:
+        """
+        the backend `name` or the plugin at `plugin`, made in the worker (its code never runs in this process): a Backend that runs there only; a crash, exit or hang while making it raises ValueError
+        """
 
     @property
     def pid(self) -> int: ...

@@ -145,6 +145,17 @@ def worker_main() -> int:
     return 0
 
 
+def _made_in_worker(spec) -> bool:
+    """Backends given by a registered name or a plugin path: opval's worker makes them, so a
+    plugin's loading never runs in this process."""
+    return isinstance(spec, str) and not runs_in_python_worker(spec)
+
+
+def _in_worker(worker: _opval.Worker, spec: str) -> _opval.Backend:
+    plugin = spec.endswith(".so") or os.sep in spec
+    return worker.make(plugin=spec) if plugin else worker.make(name=spec)
+
+
 def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smoke", ops: Sequence[str] = (),
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
@@ -153,7 +164,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
-    isolation="process" runs registered backends and plugins in opval's worker process, and
+    isolation="process" makes and runs registered backends and plugins given by name in opval's
+    worker process (a plugin that crashes, exits or hangs while loading raises ValueError
+    naming it; its code never runs here), and
     framework adapters and 'module:function' backends given by name in a Python worker process
     (a crash or a hang is a CRASH or TIMEOUT verdict); Backend objects made here (a Python
     kernel from opval.kernel_backend) run in this process.
@@ -165,9 +178,14 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         raise ValueError(f"isolation must be 'process' or 'none', not '{isolation}'")
     out = out or sys.stdout
     specs = list(backends)
-    chosen = [resolve_backend(b) for b in specs]
-    if not chosen:
+    if not specs:
         raise ValueError("no backend given")
+    worker = None
+    if isolation == "process" and any(_made_in_worker(b) for b in specs):
+        from . import worker_executable
+
+        worker = _opval.Worker(worker_executable(), timeout)
+    chosen = [_in_worker(worker, b) if worker and _made_in_worker(b) else resolve_backend(b) for b in specs]
     if reference is not None and not isinstance(reference, str):
         raise ValueError("opval.run takes the reference by name (a worker process makes it again); "
                          "opval.check takes a Backend object")
@@ -184,8 +202,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     options.backend = ",".join(b.name for b in chosen)
     several = len(chosen) > 1
     reporters = ([_opval.Reporter.side_by_side()] if several else []) + [_opval.Reporter.console(verbose, several)]
-    worker = python_worker = None
-    if isolation == "process" and any(b.isolatable for b in chosen):
+    python_worker = None
+    if isolation == "process" and any(b.isolatable for b in chosen) and worker is None:
         from . import worker_executable
 
         worker = _opval.Worker(worker_executable(), timeout)

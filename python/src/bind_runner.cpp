@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "bindings.hpp"
 #include "opval/error.hpp"
 #include "opval/isolation.hpp"
+#include "opval/judge.hpp"
 #include "opval/known_failures.hpp"
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
@@ -88,6 +90,8 @@ void bind_result(nb::module_& m) {
       .def_rw("known_failure", &case_result::known_failure)
       .def_rw("repro", &case_result::repro, "the command (or Python call) that reproduces the case")
       .def_rw("source", &case_result::source)
+      .def_ro("not_applicable", &case_result::not_applicable,
+              "the checks that did not apply, and why (opval.judge: those that rerun the kernel)")
       .def("to_json", &to_json_line, "the JSON Lines record the CLI writes (docs/CLI.md)")
       .def("record", [](const case_result& r) { return nb::module_::import_("json").attr("loads")(to_json_line(r)); },
            "the JSON record as a dict: every field, metrics and worst elements included")
@@ -151,6 +155,31 @@ void bind_running(nb::module_& m) {
   }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
         nb::call_guard<nb::gil_scoped_release>(),
         "runs one case in this process; an exception is a FAILED case carrying its message");
+  // opval.judge's arrays: (name, element type as stored, shape, bytes), bound to the operands
+  // by the same function as the CLI's files (opval/judge.hpp).
+  using array_tuple = std::tuple<std::string, std::string, dims, nb::bytes>;
+  m.def("judge_arrays", [](const problem& p, const std::vector<array_tuple>& inputs,
+                           const std::vector<array_tuple>& outputs, const run_options& o, const std::string& source) {
+    auto arrays = [](const std::vector<array_tuple>& given) {
+      std::vector<array_data> out;
+      for (const auto& [name, type, shape, bytes] : given) {
+        const auto* data = static_cast<const std::byte*>(bytes.data());
+        out.push_back({name, type, shape, std::vector<std::byte>(data, data + bytes.size())});
+      }
+      return out;
+    };
+    const std::vector<tensor> ins = bind_arrays(p.spec().inputs(p), arrays(inputs), "input");
+    const std::vector<tensor> outs = bind_arrays(p.spec().outputs(p), arrays(outputs), "output");
+    nb::gil_scoped_release unlocked;
+    return judge(p, ins, outs, o, source);
+  }, nb::arg("problem"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("options"), nb::arg("source") = "",
+        "the verdict on arrays the caller has (opval/judge.hpp); a mismatch with the problem's operands raises");
+  m.def("read_array_file", [](const std::string& path) {
+    std::vector<array_tuple> out;
+    for (const array_data& a : read_array_file(path))
+      out.emplace_back(a.name, a.type, a.shape, nb::bytes(a.bytes.data(), a.bytes.size()));
+    return out;
+  }, nb::arg("path"), "the arrays of an .npy, .npz or ONNX TensorProto .pb file as (name, type, shape, bytes)");
   m.def("unfinished_case", [](const problem& p, const std::string& source, const backend_handle& b, const run_options& o,
                               std::string_view st, std::string reason) {
     const std::optional<state> parsed = parse_state(st);
@@ -168,6 +197,12 @@ void bind_running(nb::module_& m) {
         return w.run({p, source}, b.ref, *b.impl, o);
       }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
            nb::call_guard<nb::gil_scoped_release>())
+      .def("make", [](case_worker& w, const std::string& name, const std::string& plugin) {
+        const backend_ref ref{name, plugin};
+        return backend_handle{remote_backend(w.describe(ref)), ref};
+      }, nb::arg("name") = "", nb::arg("plugin") = "", nb::call_guard<nb::gil_scoped_release>(),
+           "the backend `name` or the plugin at `plugin`, made in the worker (its code never runs in this "
+           "process): a Backend that runs there only; a crash, exit or hang while making it raises ValueError")
       .def_prop_ro("pid", &case_worker::pid);
 }
 

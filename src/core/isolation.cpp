@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -79,18 +80,51 @@ std::string signal_text(int sig) {
                      descr ? descr : "unknown signal");
 }
 
-/// Why a worker that stopped answering is gone, from its wait status.
-std::string exit_text(int status) {
+/// Why a worker that stopped answering is gone, from its wait status; `during` says when
+/// an exit happened.
+std::string exit_text(int status, std::string_view during = "during the case") {
   if (WIFSIGNALED(status)) return "worker killed by " + signal_text(WTERMSIG(status));
-  if (WIFEXITED(status)) return fmt::format("worker exited with status {} during the case", WEXITSTATUS(status));
+  if (WIFEXITED(status)) return fmt::format("worker exited with status {} {}", WEXITSTATUS(status), during);
   return "worker stopped answering";
 }
 
+// A write to a dead worker's pipe raises SIGPIPE, whose default action ends the process. The
+// library leaves the process's disposition alone: SIGPIPE is blocked in this thread for the
+// write, and one the write raised is consumed before it is unblocked.
+class sigpipe_held {
+ public:
+  sigpipe_held() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~sigpipe_held() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{};
+      while (sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  sigpipe_held(const sigpipe_held&) = delete;
+  sigpipe_held& operator=(const sigpipe_held&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
 void write_all(int fd, std::string_view text) {
+  const sigpipe_held held;
   while (!text.empty()) {
     const ssize_t n = ::write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a dead worker: the read that follows sees end of file
+    if (n <= 0) return;  // a dead worker (EPIPE): the read that follows sees end of file
     text.remove_prefix(static_cast<std::size_t>(n));
   }
 }
@@ -151,7 +185,7 @@ struct case_worker::process {
   }
 };
 
-case_worker::case_worker(isolation_options o) : opts_(std::move(o)) { ::signal(SIGPIPE, SIG_IGN); }
+case_worker::case_worker(isolation_options o) : opts_(std::move(o)) {}
 
 case_worker::~case_worker() {
   if (!proc_ || proc_->pid == 0) return;
@@ -216,13 +250,65 @@ void spawn_worker(const std::string& exe, pid_t& pid, int& to_worker, int& from_
 
 }  // namespace
 
+void case_worker::start_if_needed() {
+  if (proc_ && proc_->pid != 0) return;
+  proc_ = std::make_unique<process>();
+  spawn_worker(opts_.worker_executable, proc_->pid, proc_->to_worker, proc_->from_worker);
+  log(log_level::debug, fmt::format("started worker process {} ({})", proc_->pid, opts_.worker_executable));
+}
+
+backend_identity case_worker::describe(const backend_ref& ref) {
+  const std::string what = ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
+  start_if_needed();
+  const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                            std::chrono::duration<double>(opts_.timeout_seconds));
+  write_all(proc_->to_worker, detail::describe_line(ref) + "\n");
+  std::string notes;
+  for (std::string line;;) {
+    const process::read_status st = proc_->read_line(line, deadline);
+    if (st == process::read_status::line && line.starts_with(detail::identity_prefix))
+      return detail::parse_identity(std::string_view(line).substr(detail::identity_prefix.size()));
+    if (st == process::read_status::line) {
+      if (line.starts_with(detail::note_prefix)) notes += (notes.empty() ? "" : "; ") + line.substr(detail::note_prefix.size());
+      continue;
+    }
+    const bool timed_out = st == process::read_status::timeout;
+    const int status = proc_->reap(timed_out);
+    proc_.reset();
+    if (timed_out)
+      throw error(fmt::format("{} did not finish loading within {:g} s (--timeout): its worker was killed", what,
+                              opts_.timeout_seconds));
+    if (notes.starts_with("worker error: ")) throw error(notes.substr(std::string_view("worker error: ").size()));
+    throw error(fmt::format("{} could not be loaded: {}{}", what, exit_text(status, "while loading it"),
+                            notes.empty() ? "" : " (" + notes + ")"));
+  }
+}
+
+namespace {
+
+// What this process knows of a backend made in a worker.
+class remote final : public backend {
+ public:
+  explicit remote(backend_identity id) : id_(std::move(id)) {}
+  std::string name() const override { return id_.name; }
+  std::string version() const override { return id_.version; }
+  support supports(const problem&) const override { throw error(runs_in_worker()); }
+  execution_info execute(const problem&, std::span<const tensor>, std::span<tensor>) override {
+    throw error(runs_in_worker());
+  }
+
+ private:
+  std::string runs_in_worker() const { return "backend " + id_.name + " runs in its worker process only"; }
+  backend_identity id_;
+};
+
+}  // namespace
+
+std::unique_ptr<backend> remote_backend(backend_identity id) { return std::make_unique<remote>(std::move(id)); }
+
 case_result case_worker::run(const located_problem& lp, const backend_ref& ref, const backend& b,
                              const run_options& o) {
-  if (!proc_ || proc_->pid == 0) {
-    proc_ = std::make_unique<process>();
-    spawn_worker(opts_.worker_executable, proc_->pid, proc_->to_worker, proc_->from_worker);
-    log(log_level::debug, fmt::format("started worker process {} ({})", proc_->pid, opts_.worker_executable));
-  }
+  start_if_needed();
   const auto start = steady::now();
   const double limit = case_time_limit(lp.prob, opts_);
   const auto deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(limit));

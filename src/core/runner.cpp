@@ -9,8 +9,9 @@
 #include <omp.h>
 
 #include "core/memory_checks.hpp"
-#include "core/observed_precision.hpp"
-#include "core/shell_quote.hpp"
+#include "core/output_judging.hpp"
+#include "core/repro.hpp"
+#include "core/timed.hpp"
 #include "core/valgrind_client.hpp"
 #include "opval/guarded_allocator.hpp"
 #include "opval/error.hpp"
@@ -22,167 +23,19 @@
 namespace opval {
 namespace {
 
-using steady = std::chrono::steady_clock;
-
-double seconds_since(steady::time_point start) {
-  return std::chrono::duration<double>(steady::now() - start).count();
-}
-
-// Times one stage into `slot`.
-template <class F>
-auto timed(double& slot, F&& f) {
-  auto start = steady::now();
-  if constexpr (std::is_void_v<decltype(f())>) {
-    f();
-    slot += seconds_since(start);
-  } else {
-    auto r = f();
-    slot += seconds_since(start);
-    return r;
-  }
-}
+using detail::format_index;
+using detail::judgement;
+using detail::judging_input;
+using detail::seconds_since;
+using detail::steady;
+using detail::timed;
+using detail::worst_state;
 
 std::vector<tensor> allocate_f64(const std::vector<operand>& operands) {
   std::vector<tensor> out;
   out.reserve(operands.size());
   for (const auto& o : operands) out.emplace_back(dtype::f64, o.shape);
   return out;
-}
-
-std::string format_index(const dims& index) {
-  return fmt::format("[{}]", fmt::join(index, ","));
-}
-
-// A per-element tensor from a function of the reference value.
-template <class F>
-tensor map_reference(const tensor& ref, F&& f) {
-  tensor out(dtype::f64, ref.shape());
-  const double* r = ref.data_as<double>();
-  double* o = out.data_as<double>();
-  const std::int64_t n = ref.numel();
-#pragma omp parallel for schedule(static) if (n > 32768)
-  for (std::int64_t i = 0; i < n; ++i) o[i] = f(i, r[i]);
-  return out;
-}
-
-double max_abs_finite(const tensor& ref) {
-  const double* r = ref.data_as<double>();
-  double m = 0;
-  for (std::int64_t i = 0, n = ref.numel(); i < n; ++i)
-    if (std::isfinite(r[i])) m = std::max(m, std::fabs(r[i]));
-  return m;
-}
-
-// How one output is judged: its total bound (null for none), the non-rounding part for the
-// bias test, the policy text and the bound's description.
-struct judgement {
-  tensor total;
-  const tensor* compute = nullptr;
-  std::string bias_skip;  ///< non-empty: the bias test does not apply, and why
-  std::string policy_text;
-  std::string bound_text;
-};
-
-// Why the rounding-bias test does not apply to an output judged by its bound ("" if it does).
-std::string bias_exemption(const contract& c, const fill_traits& f) {
-  if (!is_float(c.dst)) return "integer outputs lie on a grid as coarse as their ULP";
-  if (c.dst_round != rounding::rne) return "the contract promises directed output rounding";
-  if (f.repeated_values) return "the fill repeats values, so rounding errors are not independent";
-  return {};
-}
-
-judgement judge_by_bound(const error_bound& eb, const tensor& ref, const contract& c) {
-  judgement j;
-  const double* comp = eb.compute.data_as<double>();
-  j.total = map_reference(ref, [&](std::int64_t i, double r) {
-    return comp[i] + output_rounding_bound(c.dst, c.dst_round, c.denorm, r);
-  });
-  j.compute = &eb.compute;
-  j.bound_text = eb.formula + " + output rounding to " + std::string(to_string(c.dst)) +
-                 (c.dst_round == rounding::rz ? " (rz)" : "");
-  return j;
-}
-
-judgement judge_by_constant(std::string text) {
-  judgement j;
-  j.bound_text = std::move(text);
-  j.bias_skip = "the policy has no per-element error model to tell rounding-dominated elements";
-  return j;
-}
-
-// Against an alternative reference with the contract's rounding, whose own error adds to the
-// kernel's, the bound doubles (|kernel - alt| <= |kernel - exact| + |alt - exact|) and the
-// rounding-bias test, which needs exact values, does not apply. A policy with its own
-// tolerance (exact, fixed) is taken as the user's tolerance against that reference.
-void widen_for_reference(judgement& j, const std::string& name, const reference_values& ref, policy_kind kind) {
-  if (!ref.rounded || kind == policy_kind::exact || kind == policy_kind::fixed) return;
-  const double factor = ref.bound_factor();
-  j.total = map_reference(j.total, [&](std::int64_t, double b) { return factor * b; });
-  j.bound_text = fmt::format("{:g} x ({}), as the reference {} has the contract's rounding error too", factor,
-                             j.bound_text, name);
-  j.bias_skip = "judged against another rounded result, not exact values";
-}
-
-// Records how far the alternative reference lies from the op's own, and names it in the
-// reason of a case that did not pass, when it is beyond the bound: the reference, not only
-// the kernel, may be what differs.
-void explain_reference(case_result& r, const std::vector<std::string>& agreement, bool disagree) {
-  r.reference_note = fmt::format("{} vs opval's fp64 reference: {}", r.reference, fmt::join(agreement, "; "));
-  if (disagree && r.v.st != state::passed)
-    r.v.reason += fmt::format("; the reference {} itself differs from opval's fp64 reference ({})", r.reference,
-                              fmt::join(agreement, "; "));
-}
-
-// What was decided about one output from its metrics.
-void decide(output_verdict& ov, const judgement& j) {
-  const metrics& m = ov.m;
-  ov.bound = j.bound_text;
-  auto worst_text = [&] {
-    if (m.worst.empty()) return std::string();
-    const auto& w = m.worst.front();
-    return fmt::format("worst at {}: expected {:.9g}, got {:.9g}, |err| {:.3g} ({:.3g} ULP) vs bound {:.3g}",
-                       format_index(w.index), w.expected, w.got, w.abs_error, w.ulps, w.bound);
-  };
-  if (m.got_all_zero && m.ref_significant > 0) {
-    ov.st = state::mistrusted;
-    ov.reason = fmt::format("output '{}' is all zeros where {} reference elements exceed their bound",
-                            ov.name, m.ref_significant);
-  } else if (m.got_constant && !m.ref_constant) {
-    ov.st = state::mistrusted;
-    ov.reason = fmt::format("output '{}' is constant ({:.9g}) where the reference is not", ov.name,
-                            m.worst.empty() ? 0.0 : m.worst.front().got);
-  } else if (m.nan_mismatch || m.inf_mismatch || m.beyond_bound) {
-    ov.st = state::failed;
-    ov.reason = fmt::format("output '{}': {} of {} elements beyond the bound", ov.name, m.beyond_bound, m.count);
-    if (m.nan_mismatch) ov.reason += fmt::format(", {} NaN mismatches", m.nan_mismatch);
-    if (m.inf_mismatch) ov.reason += fmt::format(", {} Inf mismatches", m.inf_mismatch);
-    ov.reason += "; " + worst_text() + " (" + j.bound_text + ")";
-  } else if (m.bias.biased) {
-    ov.st = state::failed;
-    ov.reason = fmt::format("output '{}': systematic rounding bias: {}{}", ov.name, m.bias.note,
-                            m.bias.sign_relative_mean < 0 && std::fabs(m.bias.sign_relative_mean) >
-                                std::fabs(m.bias.plain_mean) - 1e-12
-                                ? " (truncation toward zero where round-to-nearest was promised?)"
-                                : " (directed rounding where round-to-nearest was promised?)");
-  } else {
-    ov.st = state::passed;
-  }
-}
-
-state worst_state(state a, state b) {
-  auto rank = [](state s) {
-    switch (s) {
-      case state::crash:
-      case state::timeout: return 5;
-      case state::mistrusted: return 4;
-      case state::failed: return 3;
-      case state::unimplemented: return 2;
-      case state::skipped: return 1;
-      case state::passed: return 0;
-    }
-    return 0;
-  };
-  return rank(a) >= rank(b) ? a : b;
 }
 
 // The tensors handed to the kernel under test and the memory checks around each of its runs
@@ -345,14 +198,6 @@ std::string perturbation_finding(const problem& p, backend& b, std::uint64_t see
   return {};
 }
 
-std::string repro_command(const problem& p, const run_options& o, const std::string& backend_name) {
-  std::string cmd = fmt::format("opval repro {} --seed {} --backend {} --policy {}", detail::shell_quote(p.to_string()),
-                                o.seed, backend_name, o.pol.to_string());
-  if (o.reference && !o.reference->ref.empty())
-    cmd += " --reference " + (o.reference->ref.plugin_path.empty() ? o.reference->ref.name
-                                                                   : detail::shell_quote(o.reference->ref.plugin_path));
-  return cmd;
-}
 
 // Runs the kernel `runs` more times (opval/heap_stats.hpp); a kernel whose every run grows
 // the live heap leaks, and fails whatever its numbers.
@@ -386,15 +231,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   // An alternative reference runs first, on the inputs as filled: one that fails leaves no
   // verdict to give, and the kernel need not run.
   reference_values alt;
-  if (o.reference) {
-    try {
-      alt = timed(r.times.reference, [&] { return reference_outputs(*o.reference, p, ins); });
-    } catch (const std::exception& e) {
-      r.v.st = state::skipped;
-      r.v.reason = fmt::format("no verdict: the reference {} failed on this problem: {}", r.reference, e.what());
-      return;
-    }
-  }
+  if (!detail::alternative_outputs(p, ins, o, alt, r)) return;
   kc.remember_inputs(ins, in_ops);
   backend_run_times bt;
   r.exec = kc.run(b, ins, outs, &bt);
@@ -410,76 +247,9 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   r.memory.run = bt.memory;
   std::vector<tensor> refs = allocate_f64(out_ops);
   timed(r.times.reference, [&] { spec.reference(p, ins, refs); });
-  const std::vector<tensor>& expected = o.reference ? alt.outputs : refs;  // what the kernel is judged against
-  std::vector<std::string> agreement;  // the alternative against the own reference, per output
-  bool references_disagree = false;
-
-  std::vector<judgement> js(outs.size());
-  std::vector<error_bound> bounds;
-  r.v.policy = o.pol.to_string();
-  if (o.pol.kind == policy_kind::bound) {
-    bound_options bo{o.pol.false_alarm};
-    bounds = timed(r.times.bound, [&] { return spec.bound(p, ft, bo, ins, refs); });
-    if (bounds.size() != outs.size())
-      throw error(fmt::format("{} returned {} bounds for {} outputs", spec.name(), bounds.size(), outs.size()));
-  }
-  std::vector<tensor> sim_outs;  // computed once, if any output is judged relative to sim
-  auto sim_error = [&](std::size_t i) {
-    if (sim_outs.empty()) {
-      sim_outs = allocate(out_ops);
-      run_backend(*make_sim_backend(), p, ins, sim_outs);
-    }
-    compare_input ci{.got = &sim_outs[i], .expected = &refs[i], .ulp_type = p.dt.dst, .worst_k = 0, .bias_test = false,
-                     .bias_skip_reason = "a yardstick, not a verdict"};
-    return compare_outputs(ci).max_abs_error;
-  };
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    judgement& j = js[i];
-    const bool use_bound = o.pol.kind == policy_kind::bound && bounds[i].meaningful;
-    if (use_bound) {
-      j = judge_by_bound(bounds[i], refs[i], p.dt);
-      j.bias_skip = bias_exemption(p.dt, ft);
-    } else if (o.pol.kind == policy_kind::exact) {
-      j = judge_by_constant("exact (bitwise)");
-      j.total = map_reference(refs[i], [](std::int64_t, double) { return 0.0; });
-    } else if (o.pol.kind == policy_kind::fixed) {
-      j = judge_by_constant(fmt::format("fixed: atol {:g} + rtol {:g} * |ref|", o.pol.atol, o.pol.rtol));
-      j.total = map_reference(refs[i], [&](std::int64_t, double x) { return o.pol.atol + o.pol.rtol * std::fabs(x); });
-    } else {
-      const double m = o.pol.kind == policy_kind::relative_to_sim ? o.pol.sim_factor : policy{}.sim_factor;
-      const double floor_ = traits(p.dt.dst).unit_roundoff * max_abs_finite(refs[i]);
-      const double sim_err = sim_error(i);
-      const double threshold = m * std::max(sim_err, floor_);
-      j = judge_by_constant(fmt::format("relative-to-sim: |err| <= {:g} * max(sim max err {:.3g}, "
-                                                   "u_out*max|ref| {:.3g}) = {:.3g}", m, sim_err, floor_, threshold));
-      j.total = map_reference(refs[i], [&](std::int64_t, double) { return threshold; });
-      if (o.pol.kind == policy_kind::bound)
-        r.v.policy += " (output '" + out_ops[i].name + "' judged relative-to-sim:m=" + fmt::format("{:g}", m) +
-                      ": " + bounds[i].why_not + ")";
-    }
-    if (o.reference) {
-      reference_agreement a =
-          compare_references(out_ops[i].name, alt.outputs[i], refs[i], j.total.empty() ? nullptr : &j.total, p.dt.dst);
-      agreement.push_back(a.text);
-      references_disagree = references_disagree || !a.agrees;
-      widen_for_reference(j, r.reference, alt, o.pol.kind);
-    }
-    output_verdict ov;
-    ov.name = out_ops[i].name;
-    compare_input ci{&outs[i], &expected[i], j.total.empty() ? nullptr : &j.total, j.compute, p.dt.dst, o.worst_k,
-                     o.pol.bias_z, o.pol.bias_min_ulps, j.bias_skip.empty(), j.bias_skip};
-    ov.m = timed(r.times.compare, [&] { return compare_outputs(ci); });
-    decide(ov, j);
-    r.v.st = worst_state(r.v.st, ov.st);
-    if (r.v.reason.empty() && ov.st != state::passed) r.v.reason = ov.reason;
-    r.v.outputs.push_back(std::move(ov));
-  }
-  if (o.reference) explain_reference(r, agreement, references_disagree);
-  if (o.pol.kind == policy_kind::bound && b.name() != "sim" && (r.v.st == state::failed || p.dt.rounds_inputs()))
-    if (auto seen = observe_precision(p, ft, bound_options{o.pol.false_alarm}, ins, refs, outs)) {
-      r.observed_contract = seen->contract;
-      r.observed_note = seen->note;
-    }
+  const judging_input judged{.p = p, .ft = ft, .ins = ins, .refs = refs, .alt = o.reference ? &alt : nullptr,
+                             .outs = outs, .observe_precision = b.name() != "sim"};
+  const std::vector<judgement> js = judge_outputs(judged, o, r);
   // A memory finding names the cause; the comparison's own reason, if any, follows it.
   if (std::string memory = kc.findings(); !memory.empty()) {
     fail_with_cause(r, memory, "; comparison: ");
@@ -506,7 +276,7 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   r.backend_version = b.version();
   r.source = source;
   if (o.reference) r.reference = o.reference->name();
-  r.repro = repro_command(p, o, b.name());
+  r.repro = detail::case_repro(p, o, b.name());
   const unsigned valgrind_errors = detail::valgrind_error_count();
   try {
     support s = b.supports(p);

@@ -76,4 +76,11 @@ std::vector<located_problem> select_problems(const problem_selection& s) {
   return all;
 }
 
+bool any_case_ran(const run_summary& s) { return s.total() - s.skipped - s.unimplemented > 0; }
+
+int run_exit_code(const run_summary& s) {
+  const bool any_failure = s.failures() - s.known_failed > 0;
+  return any_failure || !any_case_ran(s) ? 1 : 0;
+}
+
 }  // namespace opval

@@ -122,6 +122,13 @@ int worker_main(int argc, char** argv) {
   std::map<std::string, std::unique_ptr<backend>> backends;
   for (std::string line; std::getline(std::cin, line);) {
     try {
+      if (const std::optional<backend_ref> ref = detail::parse_describe(line)) {
+        const backend& b = backend_for(*ref, backends);
+        const std::string answer =
+            std::string(detail::identity_prefix) + detail::identity_line({b.name(), b.version()}) + "\n";
+        write_all(answer_fd, answer.data(), answer.size());
+        continue;
+      }
       detail::case_request req = detail::parse_request(line);
       backend& b = backend_for(req.ref, backends);
       if (req.opts.reference) {  // kept in `backends`: a non-owning pointer

@@ -101,4 +101,33 @@ case_request parse_request(std::string_view line) {
   }
 }
 
+std::string describe_line(const backend_ref& ref) {
+  return json{{"describe", {{"backend", ref.name}, {"plugin", ref.plugin_path}}}}.dump(-1, ' ', false,
+                                                                                    json::error_handler_t::replace);
+}
+
+std::optional<backend_ref> parse_describe(std::string_view line) {
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("describe")) return std::nullopt;
+  try {
+    const json& d = j.at("describe");
+    return backend_ref{d.at("backend").get<std::string>(), d.at("plugin").get<std::string>()};
+  } catch (const json::exception& e) {
+    throw error(std::string("malformed worker request: ") + e.what());
+  }
+}
+
+std::string identity_line(const backend_identity& id) {
+  return json{{"name", id.name}, {"version", id.version}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+backend_identity parse_identity(std::string_view line) {
+  try {
+    const json j = json::parse(line);
+    return {j.at("name").get<std::string>(), j.at("version").get<std::string>()};
+  } catch (const json::exception& e) {
+    throw error(std::string("unreadable backend identity from the worker: ") + e.what());
+  }
+}
+
 }  // namespace opval::detail

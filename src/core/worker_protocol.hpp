@@ -3,6 +3,7 @@
 // one JSON object per case (request_line). Worker -> runner: `R <record>` with the case's
 // JSON record (to_json_line), or `N <text>` notes sent before a crash (a guard-page hit).
 #include <string>
+#include <optional>
 #include <string_view>
 
 #include "opval/isolation.hpp"
@@ -23,7 +24,19 @@ std::string request_line(const located_problem& lp, const backend_ref& ref, cons
 /// The inverse of request_line; throws opval::error on a malformed line.
 case_request parse_request(std::string_view line);
 
+/// A request to make a backend, keep it, and say who it is (no case is run): the parent
+/// vets a plugin's loading this way, and never loads it itself (isolation.hpp).
+std::string describe_line(const backend_ref& ref);
+/// The backend a describe request names; nullopt for a case request (or a malformed line,
+/// which parse_request then reports).
+std::optional<backend_ref> parse_describe(std::string_view line);
+
+/// The answer to a describe request, as one line (no newline), and its inverse.
+std::string identity_line(const backend_identity& id);
+backend_identity parse_identity(std::string_view line);
+
 inline constexpr std::string_view result_prefix = "R ";
+inline constexpr std::string_view identity_prefix = "B ";
 inline constexpr std::string_view note_prefix = "N ";
 
 }  // namespace opval::detail

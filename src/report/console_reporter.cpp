@@ -210,19 +210,27 @@ class console_reporter final : public reporter {
     if (v.st == state::skipped || v.st == state::unimplemented) return;
     if (verbose_) {
       fmt::print(out_, "  descriptor: {}\n", r.descriptor);
-      fmt::print(out_, "  backend {} {}{}; policy {}\n", r.backend, r.backend_version,
+      fmt::print(out_, "  backend {}{}{}; policy {}\n", r.backend,
+                 r.backend_version.empty() ? "" : " " + r.backend_version,
                  r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")", v.policy);
       if (!r.exec.actual_contract.empty())
         fmt::print(out_, "  actual contract: {}\n", r.exec.actual_contract);
       const case_timings& t = r.times;
-      fmt::print(out_, "  time: fill {} prepare {} execute {}{} reference {} bound {} compare {}\n",
-                 duration(t.fill), duration(t.prepare), duration(t.execute),
-                 t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "", duration(t.reference),
-                 duration(t.bound), duration(t.compare));
-      fmt::print(out_, "  memory: {}\n", memory_text(r.memory));
+      // Judged tensors (opval judge) had no fill and no kernel run: neither times nor memory.
+      const bool kernel_ran = r.not_applicable.empty();
+      if (kernel_ran)
+        fmt::print(out_, "  time: fill {} prepare {} execute {}{} reference {} bound {} compare {}\n",
+                   duration(t.fill), duration(t.prepare), duration(t.execute),
+                   t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "",
+                   duration(t.reference), duration(t.bound), duration(t.compare));
+      else
+        fmt::print(out_, "  time: reference {} bound {} compare {}\n", duration(t.reference), duration(t.bound),
+                   duration(t.compare));
+      if (kernel_ran) fmt::print(out_, "  memory: {}\n", memory_text(r.memory));
     }
     if (!r.observed_note.empty()) fmt::print(out_, "  observed precision: {}\n", r.observed_note);
     if (!r.reference_note.empty()) fmt::print(out_, "  reference: {}\n", r.reference_note);
+    if (!r.not_applicable.empty()) fmt::print(out_, "  not applicable: {}\n", r.not_applicable);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
     fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));
   }

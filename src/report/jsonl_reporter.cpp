@@ -317,6 +317,7 @@ void describe(Io& io, X& r) {
   io.optional("memory", r.memory, true);  // absent from records written before the memory checks
   io.computed("repro", r.repro, [&] { return detail::repro_command(r, r.v.policy.substr(0, r.v.policy.find(' '))); });
   io("source", r.source);
+  io.optional("not_applicable", r.not_applicable, !r.not_applicable.empty());  // judged tensors only
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });
 }
 

@@ -52,6 +52,11 @@ TEST(FuzzRegressions, PluginMetadata) {
   replay("regressions", "plugin_metadata", fuzz::plugin_metadata);
 }
 
+TEST(FuzzRegressions, ArrayFile) {
+  EXPECT_GT(replay("corpus", "array_file", fuzz::array_file), 0);
+  replay("regressions", "array_file", fuzz::array_file);
+}
+
 /// The fake plugin's answers reach the loader's checks: each bad answer is an opval::error.
 detail::plugin_entry_points fake_entry_points() {
   detail::plugin_entry_points f;

@@ -454,6 +454,27 @@ TEST(CaseWorker, ReplacesACrashedWorkerAndKeepsAHealthyOne) {
   EXPECT_NE(w.pid(), worker);
 }
 
+TEST(CaseWorker, AWorkerDeadBeforeItReadsLeavesTheCallersSigpipeAlone) {
+  // /bin/true exits at once: the request goes to a pipe whose reader is (usually) gone. The
+  // write's SIGPIPE must neither kill this process nor be handled by changing its disposition.
+  struct sigaction before{};
+  ::sigaction(SIGPIPE, nullptr, &before);
+  ASSERT_EQ(before.sa_handler, SIG_DFL);
+  case_worker w(isolation_options{.worker_executable = "/bin/true"});
+  auto sim = make_sim_backend();
+  for (int i = 0; i < 20; ++i) {  // 20 races: some write must meet a closed pipe
+    const case_result r = w.run({parse_problem("relu shape=4"), "<test>"}, {"sim", ""}, *sim, run_options{});
+    EXPECT_EQ(r.v.st, state::crash) << r.v.reason;
+  }
+  EXPECT_THROW(w.describe({"sim", ""}), error);
+  struct sigaction after{};
+  ::sigaction(SIGPIPE, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+}
+
 TEST(CaseWorker, TimeLimitGrowsWithTheWork) {
   isolation_options o;
   o.timeout_seconds = 5;

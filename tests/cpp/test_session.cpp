@@ -3,7 +3,10 @@
 // what is wrong. tests/python/test_runner.py checks that the CLI and Python select alike.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,8 +15,7 @@
 
 namespace {
 
-using opval::problem_selection;
-using opval::select_problems;
+using namespace opval;
 
 std::string message_of(const problem_selection& s) {
   try {
@@ -71,6 +73,44 @@ TEST(session_selection, one_word_that_is_no_op_names_a_file) {
   EXPECT_TRUE(opval::names_problem_file("shapes/mine"));
   EXPECT_FALSE(opval::names_problem_file("matmul"));
   EXPECT_FALSE(opval::names_problem_file("matmul m=3"));
+}
+
+// ------------------------------------------------------------ running a session
+
+TEST(session_run, runs_every_problem_on_every_backend_and_keeps_its_journal) {
+  const std::unique_ptr<case_executor> executor = make_executor("none", 0);
+  const std::vector<session_backend> backends = make_session_backends({"sim", "sim"}, "", *executor);
+  ASSERT_EQ(backends.size(), 1u);  // each backend once
+  const std::filesystem::path journal =
+      std::filesystem::temp_directory_path() / ("opval_session_" + std::to_string(::getpid()) + ".jsonl");
+  const std::vector<located_problem> problems = select_problems({.problems = {"relu shape=8", "add shape_a=4 shape_b=4"}});
+  std::ostringstream out, err;
+  EXPECT_EQ(run_session(problems, run_options{}, backends, *executor, {.jsonl = journal.string()}, out, err), 0)
+      << out.str() << err.str();
+  EXPECT_NE(out.str().find("2 passed, 0 failed"), std::string::npos) << out.str();
+  // Resumed: both cases come from the journal, none runs again.
+  std::ostringstream again, notes;
+  EXPECT_EQ(run_session(problems, run_options{}, backends, *executor, {.resume = journal.string()}, again, notes), 0);
+  EXPECT_NE(notes.str().find("2 cases taken from the journal, 0 run now"), std::string::npos) << notes.str();
+  std::filesystem::remove(journal);
+}
+
+TEST(session_run, a_session_where_nothing_ran_fails_and_says_so) {
+  const std::unique_ptr<case_executor> executor = make_executor("none", 0);
+  const std::vector<session_backend> backends = make_session_backends({"openblas"}, "", *executor);
+  std::ostringstream out, err;
+  EXPECT_EQ(run_session(select_problems({.problems = {"relu shape=8"}}), run_options{}, backends, *executor, {}, out, err),
+            1);
+  EXPECT_NE(err.str().find("no case ran"), std::string::npos);
+}
+
+TEST(session_run, executors_and_backend_names) {
+  EXPECT_THROW(make_executor("threads", 1), error);
+  EXPECT_EQ(backend_ref_of("onednn").name, "onednn");
+  EXPECT_EQ(backend_ref_of("./libk.so").plugin_path, "./libk.so");
+  EXPECT_EQ(backend_ref_of("plugins/k").plugin_path, "plugins/k");
+  const std::unique_ptr<case_executor> executor = make_executor("none", 0);
+  EXPECT_THROW(make_session_backends({"no_such_backend"}, "", *executor), error);
 }
 
 }  // namespace

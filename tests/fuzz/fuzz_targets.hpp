@@ -19,6 +19,7 @@
 
 #include "backends/plugin/plugin_entry_points.hpp"
 #include "opval/error.hpp"
+#include "opval/judge.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
@@ -69,6 +70,26 @@ inline void batch_file(std::span<const std::uint8_t> data) {
   }
   try {
     for (const located_problem& lp : read_problem_file(path.string())) (void)lp.prob.to_string();
+  } catch (const error&) {
+  }
+  std::filesystem::remove(path);
+}
+
+/// read_array_file on the bytes as `opval judge --inputs` reads them: an .npz archive when they
+/// start as a zip does ("PK"), an .npy array when as NumPy's magic does, else an ONNX
+/// TensorProto .pb; arrays read must bind to an operand of their own shape, or fail with an
+/// opval::error.
+inline void array_file(std::span<const std::uint8_t> data) {
+  const auto starts = [&](std::string_view s) { return as_text(data).starts_with(s); };
+  const char* extension = starts("PK") ? ".npz" : starts("\x93NUMPY") ? ".npy" : ".pb";
+  const std::filesystem::path path = scratch_file().replace_extension(extension);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  }
+  try {
+    for (const array_data& a : read_array_file(path.string()))
+      if (a.shape.size() <= 8) (void)bind_arrays({{a.name, dtype::f32, a.shape, {}}}, std::span(&a, 1), "input");
   } catch (const error&) {
   }
   std::filesystem::remove(path);

@@ -27,8 +27,13 @@ def run_and_judge(backend_name: str, tag: str):
     assert not unknown, f"{len(unknown)} {backend_name} failures not in tests/known_failures.txt:\n" + "\n".join(unknown[:20])
     unexplained = [f"{r.descriptor}" for r in outcome.results if r.state in ("SKIPPED", "UNIMPLEMENTED") and not r.reason]
     assert not unexplained, f"skipped without a reason: {unexplained[:5]}"
+    # Every op the adapter declares passes somewhere; every other op is refused by name.
+    covered = adapters.covered_ops(backend_name)
+    assert covered <= set(ALL_OPS), f"{backend_name} declares ops opval does not have: {covered - set(ALL_OPS)}"
     passed_ops = {r.op for r in outcome.results if r.state == "PASSED"}
-    assert passed_ops == set(ALL_OPS), f"ops with no passing case on {backend_name}: {set(ALL_OPS) - passed_ops}"
+    assert passed_ops == covered, f"ops with no passing case on {backend_name}: {covered - passed_ops}"
+    uncovered = [r for r in outcome.results if r.op not in covered]
+    assert all(r.state == "UNIMPLEMENTED" and "has no mapping for" in r.reason for r in uncovered), uncovered[:3]
     return outcome
 
 

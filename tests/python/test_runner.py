@@ -1,5 +1,7 @@
 """opval.run and `python -m opval run`: the CLI's records and tables, from Python."""
+import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +66,18 @@ def test_a_crashing_plugin_is_a_crash_verdict_and_the_run_goes_on(tmp_path):
                   out=open(tmp_path / "out.txt", "w"))
     assert [r.state for r in outcome.results] == ["CRASH", "CRASH"]
     assert "SIGSEGV" in outcome.results[0].reason
+
+
+@pytest.mark.parametrize("fault, message", [("crash", "worker killed by SIGSEGV"),
+                                            ("exit", "worker exited with status 7 while loading it"),
+                                            ("hang", "did not finish loading within 2 s")])
+def test_a_plugin_that_fails_while_loading_is_one_error_naming_it(fault, message):
+    """opval's worker loads the plugin: its constructor crashing, exiting or hanging never
+    reaches this process."""
+    plugin = ROOT / f"build/examples/plugins/libbroken_load_constructor_{fault}.so"
+    assert plugin.exists(), f"{plugin} is missing: build the C++ tree first (scripts/setup does)"
+    with pytest.raises(ValueError, match=f"plugin '{re.escape(str(plugin))}'.*{message}"):
+        run([str(plugin)], problems=["matmul m=4 n=4 k=4"], out=io.StringIO(), timeout=2)
 
 
 def test_python_backends_by_name_run_in_a_worker_process(tmp_path, monkeypatch):

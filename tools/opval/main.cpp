@@ -35,16 +35,14 @@
 #include "opval/threading.hpp"
 #include "opval/error.hpp"
 #include "opval/isolation.hpp"
-#include "opval/journal.hpp"
+#include "opval/judge.hpp"
 #include "opval/known_failures.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/plugin_backend.hpp"
 #include "opval/policy.hpp"
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
 #include "opval/session.hpp"
-#include "core/shell_quote.hpp"
 
 namespace {
 
@@ -92,6 +90,14 @@ struct run_args {
 struct repro_args {
   case_args c;
   std::string descriptor;
+};
+
+/// `judge`: a verdict on arrays the user has (docs/JUDGE.md); of case_args, only the judging
+/// options apply.
+struct judge_args {
+  case_args c;
+  std::string descriptor;
+  std::vector<std::string> inputs, outputs;
 };
 
 /// `bench`: the selection and checks of `run`, then the timing (docs/BENCHMARKING.md).
@@ -206,7 +212,24 @@ void add_bench_options(CLI::App& cmd, bench_args& a) {
       ->type_name("CPUS");
 }
 
+/// How results are judged and recorded: `run`, `repro`, `bench` and `judge` alike.
+void add_judging_options(CLI::App& cmd, case_args& a) {
+  cmd.add_option("--reference", a.reference,
+                 "judge against this backend (a name, or a plugin's path) run at the problem's contract,"
+                 " with twice the bound, instead of opval's fp64 reference (docs/REFERENCES.md)")
+      ->type_name("B|PATH");
+  cmd.add_option("--policy", a.policy,
+                 "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
+      ->capture_default_str();
+  cmd.add_option("--worst", a.worst, "number of worst elements recorded per output")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd.add_option("--jsonl", a.jsonl, "also write one JSON record per case to FILE")
+      ->type_name("FILE");
+}
+
 void add_case_options(CLI::App& cmd, case_args& a) {
+  add_judging_options(cmd, a);
   cmd.add_option("--backend", a.backends,
                  "backends under test, comma-separated or repeated; several are compared side by"
                  " side on the same inputs (default sim; see `opval list backends`)")
@@ -216,17 +239,7 @@ void add_case_options(CLI::App& cmd, case_args& a) {
                  "also test the kernel plugin (shared library, see docs/PLUGINS.md); alone when"
                  " no --backend is given")
       ->type_name("PATH");
-  cmd.add_option("--reference", a.reference,
-                 "judge against this backend (a name, or a plugin's path) run at the problem's contract,"
-                 " with twice the bound, instead of opval's fp64 reference (docs/REFERENCES.md)")
-      ->type_name("B|PATH");
-  cmd.add_option("--policy", a.policy,
-                 "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A")
-      ->capture_default_str();
   cmd.add_option("--seed", a.seed, "seed of the input fill")->capture_default_str()->check(seed_text());
-  cmd.add_option("--worst", a.worst, "number of worst elements recorded per output")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
   cmd.add_flag("--no-perturb", a.no_perturb,
                "skip the MISTRUSTED check that re-runs with a perturbed input");
   cmd.add_option("--leak-check", a.leak_check,
@@ -246,8 +259,6 @@ void add_case_options(CLI::App& cmd, case_args& a) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4096))
       ->type_name("N[,N...]");
-  cmd.add_option("--jsonl", a.jsonl, "also write one JSON record per case to FILE")
-      ->type_name("FILE");
   cmd.add_option("--known-failures", a.known_failures,
                  "cases known to fail on a backend (a documented library disagreement): shown as"
                  " FAILED (known), they do not fail the run")
@@ -296,11 +307,14 @@ void list_ops(bool verbose) {
   }
 }
 
+// Each backend is made in a worker process, as for a run: one whose construction crashes or
+// hangs is listed as unavailable, and the listing goes on.
 void list_backends() {
+  case_worker worker;
   for (const std::string& name : backend_names()) {
     std::string version;
     try {
-      version = make_backend(name)->version();
+      version = worker.describe({name, ""}).version;
     } catch (const std::exception& e) {
       version = std::string("unavailable: ") + e.what();
     }
@@ -354,17 +368,7 @@ std::vector<located_problem> select_problems(const run_args& a) {
 
 // ---------------------------------------------------------------- running
 
-/// --reference: a plugin when the text is a path (ends in .so or names a folder), else a
-/// registered backend; made now, so that an unknown name is bad input before anything runs.
-alternative_reference make_reference(const std::string& text) {
-  const bool plugin = text.ends_with(".so") || text.find('/') != std::string::npos;
-  alternative_reference r;
-  r.impl = plugin ? std::shared_ptr<backend>(load_plugin_backend(text)) : std::shared_ptr<backend>(make_backend(text));
-  r.ref = plugin ? backend_ref{"", text} : backend_ref{text, ""};
-  return r;
-}
-
-run_options make_run_options(const case_args& a) {
+run_options make_run_options(const case_args& a, case_executor& executor) {
   run_options o;
   o.pol = parse_policy(a.policy);
   o.seed = a.seed;
@@ -376,140 +380,43 @@ run_options make_run_options(const case_args& a) {
   o.poison_check = !a.no_poison;
   o.input_check = !a.no_input_check;
   o.threads = a.threads;
-  if (!a.reference.empty()) o.reference = make_reference(a.reference);
+  // Made now, so that an unknown name is bad input before anything runs.
+  if (!a.reference.empty()) {
+    o.reference.emplace();
+    o.reference->ref = backend_ref_of(a.reference);
+    o.reference->impl = executor.make(o.reference->ref);
+  }
   return o;
 }
 
-/// An output file (JSON Lines, CSV), appended to when `append` (a resumed journal); its
-/// folder is made when missing.
-std::ofstream open_output(const std::string& path, bool append, std::string_view what = "JSONL") {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream out(p, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw error(fmt::format("cannot write {} file '{}'", what, path));
-  return out;
-}
-
-/// A backend under test, and how a worker process makes the same one.
-struct case_backend {
-  std::unique_ptr<backend> b;
-  backend_ref ref;
-};
-
-/// The backends under test, each once, in the order given: the --backend ones (sim when
-/// neither --backend nor --plugin is given), then the --plugin library. All are made before
-/// anything runs, so an unknown name is bad input. o.backend lists their names, for the
+/// The backends under test (make_session_backends); o.backend lists their names, for the
 /// report header.
-std::vector<case_backend> make_case_backends(const case_args& a, run_options& o) {
-  std::vector<std::string> names = a.backends;
-  if (names.empty() && a.plugin.empty()) names.push_back("sim");
-  std::vector<case_backend> out;
-  std::set<std::string> seen;
-  for (const std::string& name : names)
-    if (seen.insert(name).second) out.push_back({make_backend(name), {name, ""}});
-  if (!a.plugin.empty()) out.push_back({load_plugin_backend(a.plugin), {"", a.plugin}});
+std::vector<session_backend> make_case_backends(const case_args& a, run_options& o, case_executor& executor,
+                                               bool here = false) {
+  std::vector<session_backend> out = make_session_backends(a.backends, a.plugin, executor, here);
   std::vector<std::string> made;
-  for (const case_backend& cb : out) made.push_back(cb.b->name());
+  for (const session_backend& sb : out) made.push_back(sb.b->name());
   o.backend = joined(made, ",");
   return out;
 }
 
-/// Runs a case where --isolation says: in a worker process (kept from case to case), or in
-/// this process.
-class case_executor {
- public:
-  explicit case_executor(const case_args& a) {
-    if (a.isolation == "process") worker_ = std::make_unique<case_worker>(isolation_options{.timeout_seconds = a.timeout});
-  }
-  case_result run(const located_problem& lp, const case_backend& cb, const run_options& o) {
-    return worker_ ? worker_->run(lp, cb.ref, *cb.b, o) : run_case_caught(lp, *cb.b, o);
-  }
-
- private:
-  std::unique_ptr<case_worker> worker_;
-};
-
-/// The runner writes `--backend NAME`; a plugin is reproduced by its path instead.
-void point_repro_at_plugin(case_result& r, const case_args& a) {
-  if (a.plugin.empty() || !r.backend.starts_with("plugin:")) return;
-  std::string from = "--backend " + r.backend;
-  if (auto at = r.repro.find(from); at != std::string::npos)
-    r.repro.replace(at, from.size(), "--plugin " + detail::shell_quote(a.plugin));
-}
-
-/// The journal being finished (--resume): its records, found by case.
-std::optional<journal_index> open_resumed(const std::string& resume) {
-  if (resume.empty()) return std::nullopt;
-  return journal_index(recover_journal(resume));
-}
-
-/// Runs every problem on every backend through the reporters (a problem's backends one after
-/// the other, all with the same seed and so the same inputs); the exit code says whether all
-/// ran and passed. With `resume`, the cases its journal records are not run: their records are
-/// shown again, so the reporters show the whole run, and the others are appended to it.
-int run_problems(const std::vector<located_problem>& problems, const run_options& o,
-                 const std::vector<case_backend>& backends, const case_args& a, bool verbose,
-                 const std::string& resume = "") {
-  const bool several = backends.size() > 1;
-  std::vector<std::unique_ptr<reporter>> reporters;
-  // Before the console reporter, so their tables precede the closing line.
-  if (a.tightness) reporters.push_back(make_tightness_reporter(std::cout));
-  if (several) reporters.push_back(make_side_by_side_reporter(std::cout));
-  reporters.push_back(make_console_reporter(std::cout, verbose, several));
-  std::optional<journal_index> journal = open_resumed(resume);
-  const std::size_t recorded_at_start = journal ? journal->left() : 0;
-  const std::string jsonl_path = resume.empty() ? a.jsonl : resume;
-  std::ofstream jsonl;
-  std::unique_ptr<reporter> journal_writer;
-  if (!jsonl_path.empty()) {
-    jsonl = open_output(jsonl_path, !resume.empty());
-    journal_writer = make_jsonl_reporter(jsonl);
-  }
-  const std::optional<known_failures> known =
-      a.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(a.known_failures));
-  case_executor executor(a);
-  for (auto& r : reporters) r->on_start(o);
-  run_summary summary;
-  auto start = std::chrono::steady_clock::now();
-  for (const located_problem& lp : problems) {
-    for (const case_backend& cb : backends) {
-      std::optional<case_result> recorded =
-          journal ? journal->take(lp.prob.to_string(), cb.b->name(), o.seed, lp.source) : std::nullopt;
-      case_result result = recorded ? std::move(*recorded) : executor.run(lp, cb, o);
-      if (!recorded) point_repro_at_plugin(result, a);
-      if (known)
-        if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
-      summary.add(result);
-      for (auto& r : reporters) r->on_result(result);
-      if (!recorded && journal_writer) journal_writer->on_result(result);
-    }
-  }
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (auto& r : reporters) r->on_finish(summary);
-  if (journal) {
-    std::cerr << fmt::format("opval: resumed '{}': {} case{} taken from the journal, {} run now\n", resume,
-                             recorded_at_start - journal->left(), recorded_at_start - journal->left() == 1 ? "" : "s",
-                             summary.total() - static_cast<int>(recorded_at_start - journal->left()));
-    if (journal->left() > 0)
-      std::cerr << fmt::format("opval: warning: {} journal record{} match no case of this run (other options?)\n",
-                               journal->left(), journal->left() == 1 ? "" : "s");
-  }
-  bool any_failure = summary.failures() - summary.known_failed > 0;
-  bool any_ran = summary.total() - summary.skipped - summary.unimplemented > 0;
-  if (!any_ran) std::cerr << "opval: no case ran (all skipped or unimplemented)\n";
-  return any_failure || !any_ran ? exit_failed : exit_passed;
+/// What `run` and `repro` do around their cases.
+session_options session_of(const case_args& a, bool verbose, const std::string& resume = "") {
+  return {.jsonl = a.jsonl, .resume = resume, .known_failures = a.known_failures, .plugin = a.plugin,
+          .verbose = verbose, .tightness = a.tightness};
 }
 
 // Names (policy, backend) are checked before problems are selected or anything runs.
 int run_command(const run_args& a) {
-  run_options o = make_run_options(a.c);
   if (!a.resume.empty() && !a.c.jsonl.empty() && a.c.jsonl != a.resume)
     throw error("--resume appends to its journal: give no --jsonl, or the same file");
   if (!a.resume.empty() && !std::filesystem::is_regular_file(a.resume))
     throw error("cannot resume: journal '" + a.resume + "' is not a file");
-  std::vector<case_backend> backends = make_case_backends(a.c, o);
-  return run_problems(select_problems(a), o, backends, a.c, a.c.verbose, a.resume);
+  const std::unique_ptr<case_executor> executor = make_executor(a.c.isolation, a.c.timeout);
+  run_options o = make_run_options(a.c, *executor);
+  std::vector<session_backend> backends = make_case_backends(a.c, o, *executor);
+  return run_session(select_problems(a), o, backends, *executor, session_of(a.c, a.c.verbose, a.resume), std::cout,
+                     std::cerr);
 }
 
 bench_options make_bench_options(const bench_args& a, const run_options& check) {
@@ -532,7 +439,7 @@ bench_options make_bench_options(const bench_args& a, const run_options& check) 
 /// they are), at a sweep point (empty outside sweeps).
 struct bench_job {
   located_problem lp;
-  const case_backend* cb = nullptr;
+  const session_backend* cb = nullptr;
   int threads = 0;
   sweep_point point;
   std::size_t template_index = 0;
@@ -575,11 +482,11 @@ sweep_point projected(const sweep_point& point, const std::vector<std::string>& 
 /// each --problems item (or each selected problem, when none is given) at each point of the
 /// axes it uses, on the point's backend or every backend, with the point's thread count.
 std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<sweep_axis>& axes,
-                                  const std::vector<case_backend>& backends) {
+                                  const std::vector<session_backend>& backends) {
   std::vector<bench_job> jobs;
   if (axes.empty()) {
     for (const located_problem& lp : select_problems(a.r))
-      for (const case_backend& cb : backends) jobs.push_back({lp, &cb, a.omp_threads, {}, 0});
+      for (const session_backend& cb : backends) jobs.push_back({lp, &cb, a.omp_threads, {}, 0});
     return jobs;
   }
   const std::vector<sweep_point> points = sweep_points(axes, parse_zips(a.zips));
@@ -592,7 +499,7 @@ std::vector<bench_job> bench_jobs(const bench_args& a, const std::vector<sweep_a
   const auto add = [&](const located_problem& lp, const sweep_point& point, std::size_t template_index) {
     const std::string* threads = point.find("threads");
     const std::string* name = point.find("backend");
-    for (const case_backend& cb : backends)
+    for (const session_backend& cb : backends)
       if (!name || cb.b->name() == *name)
         jobs.push_back({lp, &cb, threads ? threads_value(*threads) : a.omp_threads, point, template_index});
   };
@@ -659,8 +566,11 @@ int bench_command(const bench_args& a) {
   const case_args c = with_backend_axis(a.r.c, axes);
   // Before any backend or worker exists, so that their threads inherit the CPUs.
   if (!a.affinity.empty()) pin_process_to(parse_cpu_list(a.affinity));
-  run_options o = make_run_options(c);
-  std::vector<case_backend> backends = make_case_backends(c, o);
+  // The check runs in the worker; the timing here, on backends made here once the worker
+  // survived making them.
+  const std::unique_ptr<case_executor> executor = make_executor(c.isolation, c.timeout);
+  run_options o = make_run_options(c, *executor);
+  std::vector<session_backend> backends = make_case_backends(c, o, *executor, true);
   bench_options bo = make_bench_options(a, o);
   const std::vector<bench_job> jobs = bench_jobs(a, axes, backends);
   std::ofstream jsonl, csv;
@@ -671,7 +581,7 @@ int bench_command(const bench_args& a) {
   fmt::print("opval bench: backend {}, policy {}, seed {}, {} cache, target CI +-{:g}%, budget {:g} s per case\n",
              o.backend, o.pol.to_string(), o.seed, a.cache, a.target_ci_percent, a.budget);
   environment env = capture_environment();
-  for (const case_backend& cb : backends) env.libraries[cb.b->name()] = cb.b->version();
+  for (const session_backend& cb : backends) env.libraries[cb.b->name()] = cb.b->version();
   for (const std::string& w : env.warnings) fmt::print("opval bench: warning: {}\n", w);
   std::string no_peaks;
   const std::optional<machine_peaks> peaks = load_machine_peaks(a.machine_file, env, no_peaks);
@@ -681,12 +591,11 @@ int bench_command(const bench_args& a) {
   } else {
     fmt::print("opval bench: no roofline: {}\n", no_peaks);
   }
-  case_executor executor(c);
   bench_table table(std::cout, backends.size() > 1);
   std::vector<sweep_row> rows;
   for (const bench_job& job : jobs) {
-    case_result check = executor.run(job.lp, *job.cb, o);
-    point_repro_at_plugin(check, c);
+    case_result check = executor->run(job.lp, *job.cb, o);
+    point_repro_at_plugin(check, c.plugin);
     if (known)
       if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
     bo.threads = job.threads;
@@ -703,9 +612,30 @@ int bench_command(const bench_args& a) {
 }
 
 int repro_command(const repro_args& a) {
-  run_options o = make_run_options(a.c);
-  std::vector<case_backend> backends = make_case_backends(a.c, o);
-  return run_problems({{parse_problem(a.descriptor), "<command line>"}}, o, backends, a.c, true);
+  const std::unique_ptr<case_executor> executor = make_executor(a.c.isolation, a.c.timeout);
+  run_options o = make_run_options(a.c, *executor);
+  std::vector<session_backend> backends = make_case_backends(a.c, o, *executor);
+  return run_session({{parse_problem(a.descriptor), "<command line>"}}, o, backends, *executor, session_of(a.c, true),
+                     std::cout, std::cerr);
+}
+
+int judge_command(const judge_args& a) {
+  const std::unique_ptr<case_executor> executor = make_executor("none", 0);  // a judge runs no kernel
+  run_options o = make_run_options(a.c, *executor);
+  o.backend = "judge";
+  const case_result r = judge_files(parse_problem(a.descriptor), a.inputs, a.outputs, o);
+  std::vector<std::unique_ptr<reporter>> reporters;
+  reporters.push_back(make_console_reporter(std::cout, true));
+  std::ofstream jsonl;
+  if (!a.c.jsonl.empty()) {
+    jsonl = open_output(a.c.jsonl, false);
+    reporters.push_back(make_jsonl_reporter(jsonl));
+  }
+  run_summary summary;
+  summary.add(r);
+  for (auto& rep : reporters) rep->on_start(o), rep->on_result(r), rep->on_finish(summary);
+  if (!any_case_ran(summary)) std::cerr << "opval: nothing was judged (" << r.v.reason << ")\n";
+  return run_exit_code(summary);
 }
 
 // ---------------------------------------------------------------- errors
@@ -859,6 +789,17 @@ int opval_main(int argc, char** argv) {
       ->required();
   add_case_options(*repro, pa.c);
 
+  judge_args ja;
+  CLI::App* judge = app.add_subcommand(
+      "judge", "judge arrays you already have: outputs saved from a model or another tool, for their inputs"
+               " (.npy files named after the operands, .npz archives keyed by them, ONNX TensorProto .pb files;"
+               " docs/JUDGE.md)");
+  judge->add_option("descriptor", ja.descriptor, "the problem the arrays are of, e.g. 'cast shape=1024 dt=f32:f32:bf16'")
+      ->required();
+  judge->add_option("--inputs", ja.inputs, "the problem's inputs (repeatable)")->required()->type_name("FILE");
+  judge->add_option("--outputs", ja.outputs, "the outputs to judge (repeatable)")->required()->type_name("FILE");
+  add_judging_options(*judge, ja.c);
+
   bench_args ba;
   CLI::App* bench = app.add_subcommand(
       "bench", "check, then time, the suite --tag of every op (or --problems): latency with its confidence"
@@ -886,11 +827,12 @@ int opval_main(int argc, char** argv) {
   bench->footer(std::string(bench_closing_text) + footer_text);
   run->footer(std::string(closing_text) + footer_text);
   repro->footer(std::string(closing_text) + footer_text);
+  judge->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "bench"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(fmt::format("unknown command '{}' (known: list run repro bench)", argv[1]));
+    return bad_input(fmt::format("unknown command '{}' (known: list run repro judge bench)", argv[1]));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -910,6 +852,7 @@ int opval_main(int argc, char** argv) {
   }
   if (*bench) return bench_command(ba);
   if (*run) return run_command(ra);
+  if (*judge) return judge_command(ja);
   return repro_command(pa);
 }
 

@@ -4,7 +4,7 @@ cannot express (a contract, an attribute) is SKIPPED with the reason (docs/PYTHO
 "Framework adapters")."""
 from .base import FrameworkOp
 
-__all__ = ["FrameworkOp", "backend", "reference", "NAMES", "REFERENCE_NAMES"]
+__all__ = ["FrameworkOp", "backend", "covered_ops", "reference", "NAMES", "REFERENCE_NAMES"]
 
 NAMES = ("torch", "torch_compile", "onnxruntime", "jax")
 # The frameworks offered as float64 references: torch.compile is torch's own ops compiled, so
@@ -34,6 +34,21 @@ def backend(name: str, float64: bool = False):
         return jax_backend(float64)
     known = REFERENCE_NAMES if float64 else NAMES
     raise ValueError(f"unknown framework {'reference' if float64 else 'backend'} '{name}' (known: {', '.join(known)})")
+
+
+def covered_ops(name: str) -> frozenset[str]:
+    """The ops the adapter `name` (NAMES) maps, as its own table declares them; every other op
+    is UNIMPLEMENTED on it, so an op added to opval needs no adapter edit. Importing the table
+    imports the framework."""
+    if name in ("torch", "torch_compile"):
+        from .pytorch import OPS
+    elif name == "onnxruntime":
+        from .onnxruntime import OPS
+    elif name == "jax":
+        from .jax_xla import OPS
+    else:
+        raise ValueError(f"unknown framework backend '{name}' (known: {', '.join(NAMES)})")
+    return frozenset(OPS)
 
 
 def reference(name: str):

@@ -16,6 +16,7 @@
 
 #include "backends/cuda/cuda_plan.hpp"
 #include "backends/cuda/cuda_runtime.hpp"
+#include "backends/op_handlers.hpp"
 #include "opval/backend.hpp"
 #include "opval/device.hpp"
 #include "opval/error.hpp"
@@ -72,9 +73,8 @@ void cuda_context::reserve_workspace(std::size_t bytes) {
 namespace {
 
 // The builder of each op the backend maps.
-const std::map<std::string, plan_builder, std::less<>>& builders() {
-  static const std::map<std::string, plan_builder, std::less<>> table{{"matmul", &matmul_plan},
-                                                                      {"conv2d", &conv2d_plan}};
+const detail::op_handlers<plan_builder>& builders() {
+  static const detail::op_handlers<plan_builder> table("cuda", {{"matmul", &matmul_plan}, {"conv2d", &conv2d_plan}});
   return table;
 }
 
@@ -94,12 +94,10 @@ class cuda_backend final : public backend {
   std::string version() const override { return runtime().description() + ", " + library_versions(); }
 
   support supports(const problem& p) const override {
-    const auto it = builders().find(p.op());
-    if (it == builders().end())
-      return support::unimplemented("cuda backend: no mapping for op '" + std::string(p.op()) +
-                                    "' (it maps matmul and conv2d)");
+    const plan_builder* build = builders().find(p);
+    if (!build) return builders().unimplemented(p);
     try {
-      it->second(p, views_of(p.spec().inputs(p)), views_of(p.spec().outputs(p)), context_or_null());
+      (*build)(p, views_of(p.spec().inputs(p)), views_of(p.spec().outputs(p)), context_or_null());
       return support::yes();
     } catch (const refusal& r) {
       return r.s;
@@ -109,10 +107,9 @@ class cuda_backend final : public backend {
   void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
     cuda_context* ctx = context_or_null();
     if (!ctx) throw error(runtime().unavailable_reason());
-    const auto it = builders().find(p.op());
-    if (it == builders().end()) throw error("cuda backend: no mapping for op '" + std::string(p.op()) + "'");
+    const plan_builder& build = builders().at(p);
     try {
-      plan_ = it->second(p, views_of(in), views_of(std::span<const tensor>(out.data(), out.size())), ctx);
+      plan_ = build(p, views_of(in), views_of(std::span<const tensor>(out.data(), out.size())), ctx);
     } catch (const refusal& r) {
       throw error("cuda backend refused a case it had accepted: " + r.s.reason);
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/onednn/onednn_plan.hpp"
+#include "backends/op_handlers.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 
@@ -21,16 +22,26 @@ namespace {
 
 using namespace onednn;
 
-plan_builder builder_of(std::string_view op, bool winograd) {
-  if (winograd) return op == "conv2d" ? conv2d_winograd_plan : nullptr;
-  if (op == "matmul") return matmul_plan;
-  if (op == "conv2d") return conv2d_plan;
-  if (op == "layer_norm") return layer_norm_plan;
-  if (op == "reduce") return reduce_plan;
-  if (op == "softmax" || op == "log_softmax") return softmax_plan;
-  if (op == "relu" || op == "gelu" || op == "silu") return eltwise_plan;
-  if (op == "add" || op == "mul") return binary_plan;
-  return nullptr;
+using ops::common_gemm::activation;
+
+// The plan builder of each op the backend runs; onednn_winograd runs conv2d alone.
+const detail::op_handlers<plan_builder>& builders(bool winograd) {
+  static const detail::op_handlers<plan_builder> winograd_builders("onednn_winograd", {{"conv2d", conv2d_winograd_plan}});
+  static const detail::op_handlers<plan_builder> all(
+      "onednn", {{"matmul", matmul_plan},
+                 {"conv2d", conv2d_plan},
+                 {"layer_norm", layer_norm_plan},
+                 {"reduce", reduce_plan},
+                 {"softmax", softmax_plan(dnnl::algorithm::softmax_accurate)},
+                 {"log_softmax", softmax_plan(dnnl::algorithm::softmax_log)},
+                 {"relu", eltwise_plan([](const problem&) { return activation::relu; })},
+                 {"gelu", eltwise_plan([](const problem& p) {
+                    return p.get_choice("approximate") == "tanh" ? activation::gelu_tanh : activation::gelu;
+                  })},
+                 {"silu", eltwise_plan([](const problem&) { return activation::silu; })},
+                 {"add", binary_plan(dnnl::algorithm::binary_add)},
+                 {"mul", binary_plan(dnnl::algorithm::binary_mul)}});
+  return winograd ? winograd_builders : all;
 }
 
 bool reduced_precision(const contract& c) {
@@ -73,13 +84,11 @@ class onednn_backend final : public backend {
   }
 
   support supports(const problem& p) const override {
-    const plan_builder build = builder_of(p.op(), winograd_);
-    if (!build && winograd_)
-      return support::unimplemented("onednn_winograd backend: runs conv2d only (winograd is a convolution algorithm)");
-    if (!build) return support::unimplemented("onednn backend: " + std::string(p.op()) + " not implemented yet");
-    const op_spec& spec = find_op(p.op());
+    const plan_builder* build = builders(winograd_).find(p);
+    if (!build) return builders(winograd_).unimplemented(p);
+    const op_spec& spec = p.spec();
     try {
-      build(p, views(spec.inputs(p)), views(spec.outputs(p)), eng_);
+      (*build)(p, views(spec.inputs(p)), views(spec.outputs(p)), eng_);
       return support::yes();
     } catch (const refusal& r) {
       return r.s;
@@ -93,8 +102,7 @@ class onednn_backend final : public backend {
   // Builds the plan for these very tensors and creates its primitive (oneDNN's kernel
   // selection and JIT code generation happen here, outside the kernel's time).
   void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    const plan_builder build = builder_of(p.op(), winograd_);
-    if (!build) throw error("onednn: prepare called for unsupported op " + std::string(p.op()));
+    const plan_builder& build = builders(winograd_).at(p);
     try {
       plan_ = build(p, views(in), views(out), eng_);
     } catch (const refusal& r) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -110,8 +111,8 @@ gemm_epilogue map_gemm_epilogue(const problem& p, const ops::common_gemm::epilog
                                 bool runtime_scales, plan& pl);
 
 /// Builds the plan of p for the given operand views on engine eng.
-using plan_builder = plan (*)(const problem& p, const std::vector<operand_view>& in,
-                              const std::vector<operand_view>& out, const dnnl::engine& eng);
+using plan_builder = std::function<plan(const problem& p, const std::vector<operand_view>& in,
+                                        const std::vector<operand_view>& out, const dnnl::engine& eng)>;
 
 plan matmul_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                  const dnnl::engine&);
@@ -121,12 +122,12 @@ plan conv2d_plan(const problem&, const std::vector<operand_view>&, const std::ve
 /// reordered by the backend; a refusal by oneDNN is SKIPPED with its message.
 plan conv2d_winograd_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                           const dnnl::engine&);
-plan softmax_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
-                  const dnnl::engine&);
-plan eltwise_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
-                  const dnnl::engine&);
-plan binary_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
-                 const dnnl::engine&);
+/// softmax_v2 with `alg` (softmax_accurate, softmax_log).
+plan_builder softmax_plan(dnnl::algorithm alg);
+/// eltwise of one activation; `of` picks it from the problem (gelu: its approximation).
+plan_builder eltwise_plan(ops::common_gemm::activation (*of)(const problem&));
+/// binary with `alg` (binary_add, binary_mul).
+plan_builder binary_plan(dnnl::algorithm alg);
 plan layer_norm_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                      const dnnl::engine&);
 plan reduce_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/op_handlers.hpp"
 #include "ops/common_gemm/epilogue.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "opval/backend.hpp"
@@ -104,6 +105,25 @@ void run_gemm(const epilogue_spec& e, const tensor& a, const tensor& b, const te
          pd + od[bi], vd.ld);
 }
 
+// matmul as one ?gemm call per batch element.
+execution_info blas_matmul(const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  const std::string routine = gemm_routine(p.dt);
+  if (routine.empty()) throw error("openblas: execute called for unsupported dt=" + p.dt.to_string());
+  const epilogue_spec e = ops::common_gemm::read_epilogue(p, true);
+  // Inputs are A, B, then C exactly when beta != 0 (non_gemm_feature excluded the rest).
+  const tensor* c = e.beta != 0.0 ? &in[2] : nullptr;
+  if (routine == "sgemm") run_gemm<float>(e, in[0], in[1], c, out[0]);
+  else run_gemm<double>(e, in[0], in[1], c, out[0]);
+  return {"cblas_" + routine + " (OpenBLAS core " + openblas_get_corename() + ")", ""};
+}
+
+using blas_handler = execution_info (*)(const problem&, std::span<const tensor>, std::span<tensor>);
+
+const detail::op_handlers<blas_handler>& handlers() {
+  static const detail::op_handlers<blas_handler> table("openblas", {{"matmul", blas_matmul}});
+  return table;
+}
+
 class openblas_backend final : public backend {
  public:
   std::string name() const override { return "openblas"; }
@@ -117,7 +137,7 @@ class openblas_backend final : public backend {
   }
 
   support supports(const problem& p) const override {
-    if (p.op() != "matmul") return support::unimplemented("openblas implements matmul only");
+    if (!handlers().find(p)) return handlers().unimplemented(p);
     if (gemm_routine(p.dt).empty())
       return support::unimplemented("openblas implements matmul dt=f32 (sgemm) and dt=f64 (dgemm) only, not " +
                                     p.dt.to_string());
@@ -129,14 +149,7 @@ class openblas_backend final : public backend {
   }
 
   execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    const std::string routine = gemm_routine(p.dt);
-    if (routine.empty()) throw error("openblas: execute called for unsupported dt=" + p.dt.to_string());
-    const epilogue_spec e = ops::common_gemm::read_epilogue(p, true);
-    // Inputs are A, B, then C exactly when beta != 0 (non_gemm_feature excluded the rest).
-    const tensor* c = e.beta != 0.0 ? &in[2] : nullptr;
-    if (routine == "sgemm") run_gemm<float>(e, in[0], in[1], c, out[0]);
-    else run_gemm<double>(e, in[0], in[1], c, out[0]);
-    return {"cblas_" + routine + " (OpenBLAS core " + openblas_get_corename() + ")", ""};
+    return handlers().at(p)(p, in, out);
   }
 };
 

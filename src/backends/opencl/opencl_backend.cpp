@@ -23,6 +23,7 @@
 
 #include "backends/opencl/opencl_backend.hpp"
 #include "backends/opencl/opencl_kernels.hpp"
+#include "backends/op_handlers.hpp"
 #include "ops/common_gemm/epilogue.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "opval/backend.hpp"
@@ -371,6 +372,33 @@ bool storage_only(const contract& c) {
   return c == plain;
 }
 
+// How the backend runs one op: the launch it prepares, and what it refuses beyond the
+// contract check ("" when it runs the problem).
+struct kernel_handler {
+  launch (*make)(cl_env&, const problem&, std::span<const tensor> in, std::span<tensor> out);
+  std::string (*refusal)(const problem&) = nullptr;
+};
+
+const detail::op_handlers<kernel_handler>& handlers() {
+  static const detail::op_handlers<kernel_handler> table(
+      "opencl",
+      {{"matmul", {[](cl_env& e, const problem& p, std::span<const tensor> in,
+                      std::span<tensor> out) { return matmul_launch(e, p, in, out[0]); },
+                   [](const problem& p) {
+                     const std::string feature = non_gemm_feature(p, ops::common_gemm::read_epilogue(p, true));
+                     return feature.empty() ? feature
+                                            : "opencl matmul kernel has no " + feature +
+                                                  " (computes alpha*op(A)*op(B) + beta*C only)";
+                   }}},
+       {"softmax", {[](cl_env& e, const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+          return softmax_launch(e, p, in[0], out[0]);
+        }}},
+       {"layer_norm", {[](cl_env& e, const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+          return layer_norm_launch(e, p, in, out[0]);
+        }}}});
+  return table;
+}
+
 class opencl_backend final : public backend {
  public:
   std::string name() const override { return "opencl"; }
@@ -380,18 +408,15 @@ class opencl_backend final : public backend {
   }
 
   support supports(const problem& p) const override {
+    const kernel_handler* h = handlers().find(p);
+    if (!h) return handlers().unimplemented(p);
     const cl_env& e = env();
     if (!e.unavailable.empty()) return support::skipped("no OpenCL platform/device: " + e.unavailable);
-    if (p.op() != "matmul" && p.op() != "softmax" && p.op() != "layer_norm")
-      return support::unimplemented("opencl implements matmul, softmax and layer_norm only");
     if (!storage_only(p.dt))
       return support::unimplemented("opencl computes in f32 with f32 or f16 storage (e.g. f32, f16:f32:f16, "
                                     "f16:f32:f32; IEEE defaults) only, not " + p.dt.to_string());
-    if (p.op() == "matmul") {
-      const std::string feature = non_gemm_feature(p, ops::common_gemm::read_epilogue(p, true));
-      if (!feature.empty())
-        return support::unimplemented("opencl matmul kernel has no " + feature + " (computes alpha*op(A)*op(B) + beta*C only)");
-    }
+    if (h->refusal)
+      if (std::string why = h->refusal(p); !why.empty()) return support::unimplemented(why);
     return support::yes();
   }
 
@@ -399,14 +424,7 @@ class opencl_backend final : public backend {
   void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
     cl_env& e = available_env();
     const std::lock_guard lock(e.mutex);
-    if (p.op() == "matmul")
-      launch_ = matmul_launch(e, p, in, out[0]);
-    else if (p.op() == "softmax")
-      launch_ = softmax_launch(e, p, in[0], out[0]);
-    else if (p.op() == "layer_norm")
-      launch_ = layer_norm_launch(e, p, in, out[0]);
-    else
-      throw error("opencl: prepare called for unsupported op " + std::string(p.op()));
+    launch_ = handlers().at(p).make(e, p, in, out);
   }
 
   execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {

@@ -1,0 +1,58 @@
+#pragma once
+// The judging stage of a case: from the outputs, the fp64 reference and the policy to each
+// output's verdict (the bound or tolerance per element, the comparison, the decision). Shared
+// by a kernel run (runner.cpp) and by judge() of tensors the user already has (judge.cpp).
+#include <span>
+#include <string>
+#include <vector>
+
+#include "opval/alternative_reference.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+#include "opval/runner.hpp"
+
+namespace opval::detail {
+
+/// How one output is judged: its total bound per element (empty for none), the non-rounding
+/// part for the bias test, why the bias test does not apply ("" when it does) and the bound's
+/// description.
+struct judgement {
+  tensor total;
+  tensor compute;  // shares the error bound's storage
+  std::string bias_skip;
+  std::string bound_text;
+};
+
+/// What judge_outputs works on: the problem's inputs as the kernel got them, the op's fp64
+/// reference outputs, the alternative reference's (null: judged against the own reference)
+/// and the outputs under judgement.
+struct judging_input {
+  const problem& p;
+  const fill_traits& ft;
+  std::span<const tensor> ins;
+  const std::vector<tensor>& refs;
+  const reference_values* alt = nullptr;
+  const std::vector<tensor>& outs;
+  /// Measure the tightest contract the outputs meet (observed_precision.hpp) when a case fails
+  /// or its contract rounds inputs; off for sim, whose results are the contract's by design.
+  bool observe_precision = true;
+};
+
+/// Judges every output under o's policy into r.v (state, reason, policy text, per output
+/// verdicts), r.times.bound / compare, r.reference_note and r.observed_*; returns each output's
+/// judgement (the perturbation check reads their bounds).
+std::vector<judgement> judge_outputs(const judging_input& in, const run_options& o, case_result& r);
+
+/// The alternative reference's outputs for `ins` into `alt` (nothing to do without one, in
+/// o.reference); false when it failed, the case then SKIPPED with the reason in r.
+bool alternative_outputs(const problem& p, std::span<const tensor> ins, const run_options& o, reference_values& alt,
+                         case_result& r);
+
+/// The worse of two states (crash and timeout worst, then mistrusted, failed, unimplemented,
+/// skipped, passed).
+state worst_state(state a, state b);
+
+/// "[i,j,k]".
+std::string format_index(const dims& index);
+
+}  // namespace opval::detail

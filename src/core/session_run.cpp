@@ -1,0 +1,96 @@
+// run_session: a session's cases through the executor, the journal and the reporters
+// (opval/session.hpp).
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "core/shell_quote.hpp"
+#include "opval/error.hpp"
+#include "opval/journal.hpp"
+#include "opval/known_failures.hpp"
+#include "opval/session.hpp"
+
+namespace opval {
+namespace {
+
+std::vector<std::unique_ptr<reporter>> console_reporters(const session_options& s, bool several, std::ostream& out) {
+  std::vector<std::unique_ptr<reporter>> reporters;
+  // Before the console reporter, so their tables precede the closing line.
+  if (s.tightness) reporters.push_back(make_tightness_reporter(out));
+  if (several) reporters.push_back(make_side_by_side_reporter(out));
+  reporters.push_back(make_console_reporter(out, s.verbose, several));
+  return reporters;
+}
+
+void say_what_was_resumed(const session_options& s, const journal_index& journal, std::size_t recorded_at_start,
+                          const run_summary& summary, std::ostream& err) {
+  const std::size_t taken = recorded_at_start - journal.left();
+  err << fmt::format("opval: resumed '{}': {} case{} taken from the journal, {} run now\n", s.resume, taken,
+                     taken == 1 ? "" : "s", summary.total() - static_cast<int>(taken));
+  if (journal.left() > 0)
+    err << fmt::format("opval: warning: {} journal record{} match no case of this run (other options?)\n",
+                       journal.left(), journal.left() == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::ofstream open_output(const std::string& path, bool append, std::string_view what) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream out(p, append ? std::ios::app : std::ios::trunc);
+  if (!out) throw error(fmt::format("cannot write {} file '{}'", what, path));
+  return out;
+}
+
+void point_repro_at_plugin(case_result& r, const std::string& plugin) {
+  if (plugin.empty() || !r.backend.starts_with("plugin:")) return;
+  std::string from = "--backend " + r.backend;
+  if (auto at = r.repro.find(from); at != std::string::npos)
+    r.repro.replace(at, from.size(), "--plugin " + detail::shell_quote(plugin));
+}
+
+int run_session(const std::vector<located_problem>& problems, const run_options& o,
+                const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
+                std::ostream& out, std::ostream& err) {
+  std::vector<std::unique_ptr<reporter>> reporters = console_reporters(s, backends.size() > 1, out);
+  std::optional<journal_index> journal;
+  if (!s.resume.empty()) journal = journal_index(recover_journal(s.resume));
+  const std::size_t recorded_at_start = journal ? journal->left() : 0;
+  const std::string jsonl_path = s.resume.empty() ? s.jsonl : s.resume;
+  std::ofstream jsonl;
+  std::unique_ptr<reporter> journal_writer;
+  if (!jsonl_path.empty()) {
+    jsonl = open_output(jsonl_path, !s.resume.empty());
+    journal_writer = make_jsonl_reporter(jsonl);
+  }
+  const std::optional<known_failures> known =
+      s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
+  for (auto& r : reporters) r->on_start(o);
+  run_summary summary;
+  const auto start = std::chrono::steady_clock::now();
+  for (const located_problem& lp : problems) {
+    for (const session_backend& sb : backends) {
+      std::optional<case_result> recorded =
+          journal ? journal->take(lp.prob.to_string(), sb.b->name(), o.seed, lp.source) : std::nullopt;
+      case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
+      if (!recorded) point_repro_at_plugin(result, s.plugin);
+      if (known)
+        if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
+      summary.add(result);
+      for (auto& r : reporters) r->on_result(result);
+      if (!recorded && journal_writer) journal_writer->on_result(result);
+    }
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto& r : reporters) r->on_finish(summary);
+  if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
+  if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
+  return run_exit_code(summary);
+}
+
+}  // namespace opval

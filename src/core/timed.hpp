@@ -1,0 +1,28 @@
+#pragma once
+// Wall time of the stages of a case, added into case_timings' slots.
+#include <chrono>
+#include <type_traits>
+
+namespace opval::detail {
+
+using steady = std::chrono::steady_clock;
+
+inline double seconds_since(steady::time_point start) {
+  return std::chrono::duration<double>(steady::now() - start).count();
+}
+
+/// Runs `f`, adds its wall time to `slot` and returns what it returns.
+template <class F>
+auto timed(double& slot, F&& f) {
+  auto start = steady::now();
+  if constexpr (std::is_void_v<decltype(f())>) {
+    f();
+    slot += seconds_since(start);
+  } else {
+    auto r = f();
+    slot += seconds_since(start);
+    return r;
+  }
+}
+
+}  // namespace opval::detail
