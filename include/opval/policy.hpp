@@ -1,5 +1,7 @@
 #pragma once
 // How a result is judged. Always recorded with the verdict.
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -23,7 +25,16 @@ struct policy {
 
 /// Parses the text form; throws opval::error naming the bad part.
 policy parse_policy(std::string_view text);
-/// One-line descriptions of every policy, for `opval list policies`.
+/// The name of a policy kind, as its text starts ("bound", "relative-to-sim", ...).
 std::string_view policy_name(policy_kind k);
+
+/// One policy's syntax and what it does, for `opval list policies`.
+struct policy_description {
+  policy_kind kind;
+  std::string_view syntax;
+  std::string_view meaning;
+};
+/// Every policy kind's description, in the order of policy_kind.
+std::span<const policy_description> policy_descriptions();
 
 }  // namespace opval

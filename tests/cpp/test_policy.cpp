@@ -11,6 +11,9 @@ namespace {
 using opval::parse_policy;
 using opval::policy;
 using opval::policy_kind;
+using opval::policy_description;
+using opval::policy_descriptions;
+using opval::policy_name;
 
 void expect_same(const policy& a, const policy& b) {
   EXPECT_EQ(a.kind, b.kind);
@@ -107,6 +110,21 @@ TEST(policy, error_messages_name_the_bad_part) {
   EXPECT_NE(message("bound:m=3").find("m=3"), std::string::npos);
   EXPECT_NE(message("fixed:rtol=abc").find("rtol"), std::string::npos);
   EXPECT_NE(message("bound:false_alarm=2").find("false_alarm"), std::string::npos);
+}
+
+TEST(policy, every_kind_is_described_by_a_syntax_that_parses) {
+  const auto descriptions = policy_descriptions();
+  ASSERT_EQ(descriptions.size(), 4u);
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    const policy_description& d = descriptions[i];
+    EXPECT_EQ(static_cast<std::size_t>(d.kind), i);
+    EXPECT_TRUE(d.syntax.starts_with(policy_name(d.kind))) << d.syntax;
+    EXPECT_FALSE(d.meaning.empty());
+    // The syntax without its optional part, and with example values, is a policy of its kind.
+    std::string text(d.syntax.substr(0, d.syntax.find('[')));
+    if (d.kind == policy_kind::fixed) text = "fixed:rtol=1e-3,atol=1e-6";
+    EXPECT_EQ(parse_policy(text).kind, d.kind) << text;
+  }
 }
 
 }  // namespace

@@ -323,15 +323,7 @@ void list_backends() {
 }
 
 void list_policies() {
-  const std::pair<const char*, const char*> policies[] = {
-      {"bound[:false_alarm=P]",
-       "default: per-element bound from the op's error analysis of the contract (P: allowed "
-       "false-alarm rate of the probabilistic bound, default 1e-6)"},
-      {"relative-to-sim[:m=M]",
-       "|err| <= M * max(error of the contract-exact sim, u_dst * max|ref|), M default 2"},
-      {"exact", "bitwise equal to the rounded fp64 reference"},
-      {"fixed:rtol=R,atol=A", "|err| <= A + R * |ref| (a guessed tolerance, for comparison)"}};
-  for (const auto& [syntax, what] : policies) fmt::print("{:<24} {}\n", syntax, what);
+  for (const policy_description& d : policy_descriptions()) fmt::print("{:<24} {}\n", d.syntax, d.meaning);
 }
 
 void list_suites() {
