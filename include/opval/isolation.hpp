@@ -6,8 +6,11 @@
 // OpenMP region can hang at its next parallel region.
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opval/backend.hpp"
@@ -70,7 +73,14 @@ class case_worker {
 
  private:
   struct process;
+  struct answer {
+    std::optional<std::string> line;
+    std::vector<std::string> notes;
+    bool timed_out = false;
+    int status = 0;
+  };
   void start_if_needed();
+  answer await_answer(std::string_view prefix, std::chrono::steady_clock::time_point deadline);
   isolation_options opts_;
   std::unique_ptr<process> proc_;
 };

@@ -13,12 +13,13 @@ import ml_dtypes
 import numpy as np
 
 from . import _opval
-from .arrays import from_any
+from .arrays import from_any, numpy_dtype
 from .check import make_options
 
-# The element types NumPy lacks, by the name opval gives them (ml_dtypes stands for them).
-_OPVAL_NAMES = {np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(ml_dtypes.float8_e4m3fn): "f8_e4m3",
-                np.dtype(ml_dtypes.float8_e5m2): "f8_e5m2"}
+# The element types NumPy lacks, by the name opval gives them: the ml_dtypes types that
+# arrays.numpy_dtype stands for them with.
+_OPVAL_NAMES = {numpy_dtype(t): _opval.dtype_name(t) for t in _opval.dtype.__members__.values()
+                if t != _opval.dtype.tf32 and numpy_dtype(t).type.__module__.startswith("ml_dtypes")}
 
 
 def _is_path(value: Any) -> bool:

@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/valgrind_client.hpp"
 #include "core/worker_protocol.hpp"
@@ -257,31 +258,43 @@ void case_worker::start_if_needed() {
   log(log_level::debug, fmt::format("started worker process {} ({})", proc_->pid, opts_.worker_executable));
 }
 
+/// What came back for one request: the answer line after `prefix`, or (none) the notes the
+/// worker sent before it died or was killed, its wait status, and whether the deadline passed.
+/// A worker that gave no answer is reaped and forgotten: the next request starts a new one.
+case_worker::answer case_worker::await_answer(std::string_view prefix, steady::time_point deadline) {
+  answer a;
+  for (std::string line;;) {
+    const process::read_status st = proc_->read_line(line, deadline);
+    if (st == process::read_status::line && line.starts_with(prefix)) {
+      a.line = line.substr(prefix.size());
+      return a;
+    }
+    if (st == process::read_status::line) {
+      if (line.starts_with(detail::note_prefix)) a.notes.push_back(line.substr(detail::note_prefix.size()));
+      continue;
+    }
+    a.timed_out = st == process::read_status::timeout;
+    a.status = proc_->reap(a.timed_out);
+    proc_.reset();
+    return a;
+  }
+}
+
 backend_identity case_worker::describe(const backend_ref& ref) {
   const std::string what = ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
   start_if_needed();
   const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
                                             std::chrono::duration<double>(opts_.timeout_seconds));
   write_all(proc_->to_worker, detail::describe_line(ref) + "\n");
-  std::string notes;
-  for (std::string line;;) {
-    const process::read_status st = proc_->read_line(line, deadline);
-    if (st == process::read_status::line && line.starts_with(detail::identity_prefix))
-      return detail::parse_identity(std::string_view(line).substr(detail::identity_prefix.size()));
-    if (st == process::read_status::line) {
-      if (line.starts_with(detail::note_prefix)) notes += (notes.empty() ? "" : "; ") + line.substr(detail::note_prefix.size());
-      continue;
-    }
-    const bool timed_out = st == process::read_status::timeout;
-    const int status = proc_->reap(timed_out);
-    proc_.reset();
-    if (timed_out)
-      throw error(fmt::format("{} did not finish loading within {:g} s (--timeout): its worker was killed", what,
-                              opts_.timeout_seconds));
-    if (notes.starts_with("worker error: ")) throw error(notes.substr(std::string_view("worker error: ").size()));
-    throw error(fmt::format("{} could not be loaded: {}{}", what, exit_text(status, "while loading it"),
-                            notes.empty() ? "" : " (" + notes + ")"));
-  }
+  const answer a = await_answer(detail::identity_prefix, deadline);
+  if (a.line) return detail::parse_identity(*a.line);
+  if (a.timed_out)
+    throw error(fmt::format("{} did not finish loading within {:g} s (--timeout): its worker was killed", what,
+                            opts_.timeout_seconds));
+  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  if (notes.starts_with("worker error: ")) throw error(notes.substr(std::string_view("worker error: ").size()));
+  throw error(fmt::format("{} could not be loaded: {}{}", what, exit_text(a.status, "while loading it"),
+                          notes.empty() ? "" : " (" + notes + ")"));
 }
 
 namespace {
@@ -313,34 +326,26 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
   const double limit = case_time_limit(lp.prob, opts_);
   const auto deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(limit));
   write_all(proc_->to_worker, detail::request_line(lp, ref, o) + "\n");
-  std::string notes;
   const std::string where = fmt::format(" while running '{}' on {}", lp.prob.to_string(), b.name());
-  for (std::string line;;) {
-    const process::read_status st = proc_->read_line(line, deadline);
-    if (st == process::read_status::line && line.starts_with(detail::result_prefix)) {
-      try {
-        return from_json_line(std::string_view(line).substr(detail::result_prefix.size()));
-      } catch (const std::exception& e) {
-        return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what());
-      }
+  const answer a = await_answer(detail::result_prefix, deadline);
+  if (a.line) {
+    try {
+      return from_json_line(*a.line);
+    } catch (const std::exception& e) {
+      return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what());
     }
-    if (st == process::read_status::line) {
-      if (line.starts_with(detail::note_prefix)) notes += "; " + line.substr(detail::note_prefix.size());
-      continue;
-    }
-    const bool timed_out = st == process::read_status::timeout;
-    const int status = proc_->reap(timed_out);
-    proc_.reset();
-    case_result r =
-        timed_out ? unfinished_case(lp, b, o, state::timeout,
+  }
+  std::string notes;
+  for (const std::string& n : a.notes) notes += "; " + n;
+  case_result r =
+      a.timed_out ? unfinished_case(lp, b, o, state::timeout,
                                     fmt::format("no result within the time limit of {:g} s: worker killed with "
                                                 "SIGKILL{}", limit, where))
-                  : unfinished_case(lp, b, o, state::crash, exit_text(status) + notes + where);
-    r.times.total = std::chrono::duration<double>(steady::now() - start).count();
-    log(log_level::info, fmt::format("lost the worker process ({}): {}; the next case starts a new one",
-                                     to_string(r.v.st), r.v.reason));
-    return r;
-  }
+                  : unfinished_case(lp, b, o, state::crash, exit_text(a.status) + notes + where);
+  r.times.total = std::chrono::duration<double>(steady::now() - start).count();
+  log(log_level::info, fmt::format("lost the worker process ({}): {}; the next case starts a new one",
+                                   to_string(r.v.st), r.v.reason));
+  return r;
 }
 
 }  // namespace opval
