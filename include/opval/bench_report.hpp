@@ -2,6 +2,7 @@
 // Output of `opval bench` (docs/BENCHMARKING.md): a console table, JSON Lines records and CSV
 // rows, with the same case identity (descriptor, op, contract, seed, backend) as `opval run`.
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 #include "opval/bench.hpp"
@@ -23,22 +24,34 @@ std::string environment_json(const environment& e);
 std::string bench_csv_header();
 std::string bench_csv_row(const bench_result& r);
 
-/// The console table: one row per case, the check's reason under a case that was not timed,
-/// and the stop reason under one that missed its CI target.
-class bench_table {
- public:
-  bench_table(std::ostream& out, bool show_backend);
-  void row(const bench_result& r);
-  /// The closing line, `N timed, N failed, N skipped`; returns false when a check failed or
-  /// nothing was timed (the exit code's rule).
-  bool finish();
-
- private:
-  std::ostream& out_;
-  bool show_backend_;
-  bool header_printed_ = false;
-  int timed_ = 0, failed_ = 0, skipped_ = 0;
+/// The tally of a bench run: timed cases, checks that failed (known failures aside), and
+/// cases skipped or unimplemented (or known to fail).
+struct bench_summary {
+  int timed = 0, failed = 0, skipped = 0;
+  void add(const bench_result& r);
+  /// The exit rule of `opval bench`: no check failed and at least one case was timed.
+  bool ok() const;
 };
+
+/// Where bench results go, as opval/reporter.hpp's reporters take run results.
+class bench_reporter {
+ public:
+  virtual ~bench_reporter() = default;
+  /// One case, at its sweep point (empty outside sweeps) from --problems template `template_index`.
+  virtual void on_result(const bench_result& r, const sweep_point& point, std::size_t template_index) = 0;
+  virtual void on_finish(const bench_summary& s) {}
+};
+
+/// The console table: one row per case (its backend too when `show_backend`), the check's
+/// reason and repro under a case that was not timed, the stop reason under one that missed
+/// its CI target; then the closing line `N timed, N failed, N skipped` and, for a sweep over
+/// `axes`, the scaling table.
+std::unique_ptr<bench_reporter> make_bench_console_reporter(std::ostream& out, bool show_backend,
+                                                            std::vector<sweep_axis> axes = {});
+/// bench_json_line per case, with `env`.
+std::unique_ptr<bench_reporter> make_bench_jsonl_reporter(std::ostream& out, environment env);
+/// bench_csv_header, then bench_csv_row per case.
+std::unique_ptr<bench_reporter> make_bench_csv_reporter(std::ostream& out);
 
 /// The table of `opval bench compare`: one row per case (base and new medians, the ratio
 /// with its interval, the test's p-value, the verdict, or why it was not compared), then

@@ -45,4 +45,7 @@ backend_ref backend_ref_of(const std::string& text);
 std::vector<session_backend> make_session_backends(const std::vector<std::string>& names, const std::string& plugin,
                                                    case_executor& executor, bool here = false);
 
+/// The backends' names, comma-separated (run_options::backend, for report headers).
+std::string names_of(const std::vector<session_backend>& backends);
+
 }  // namespace opval

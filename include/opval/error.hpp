@@ -1,5 +1,6 @@
 #pragma once
 // Errors a user can act on. The CLI prints what() as one line and exits with code 2.
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -22,5 +23,11 @@ class parse_error : public error {
   std::string token_;
   std::size_t column_;
 };
+
+/// The one line a command prints for bad input: the message's first line, plus the offending
+/// token of a parse_error when the message does not show it; control bytes shown as \xNN, and
+/// a message over 1000 bytes (a --problems file that is neither text nor short) cut to its
+/// head and tail.
+std::string error_line(const std::exception& e);
 
 }  // namespace opval

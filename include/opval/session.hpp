@@ -3,12 +3,17 @@
 // `opval bench`, Python's opval.run and opval.check select, run and report alike: the problem
 // selection (docs/CLI.md, "Batch files and shape sets"), the run of a session's cases with
 // its journal, resume and known failures, and the exit rule.
+#include <cstdint>
 #include <fstream>
+#include <iosfwd>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "opval/case_executor.hpp"
+#include "opval/machine_peaks.hpp"
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
 
@@ -69,5 +74,118 @@ void point_repro_at_plugin(case_result& r, const std::string& plugin);
 int run_exit_code(const run_summary& s);
 /// Whether any case of the run ran (was neither skipped nor unimplemented).
 bool any_case_ran(const run_summary& s);
+
+// ---------------------------------------------------------------- the session plan
+
+/// How `opval bench` times (docs/BENCHMARKING.md): the fields of its options.
+struct bench_settings {
+  double target_ci_percent = 1;
+  double budget = 5;
+  std::uint64_t min_samples = 30;
+  int repetitions = 1;
+  bool counters = false;
+  double min_time = 0.5;
+  double warmup = 0.05;
+  std::string cache = "hot";
+  std::string csv;
+  int omp_threads = 0;    ///< OpenMP threads while timing (0: as they are)
+  std::string affinity;   ///< a cpulist the whole run is pinned to
+  bool machine = false;   ///< measure the machine's peaks instead of benchmarking
+  std::string machine_file = default_machine_file();
+  std::uint64_t stream_mib = 0;    ///< --machine's STREAM arrays (0: 4 x the last-level cache)
+  std::vector<std::string> axes;  ///< --axis NAME=V1,V2,...: a sweep
+  std::vector<std::string> zips;  ///< --zip A,B: axes that advance together
+};
+
+/// Everything a session is told, as the user says it: one field per option of
+/// session_option_table() (the CLI's options, the Python layer's keywords, the worker
+/// protocol's fields). The CLI parses its arguments into one; the library does the rest.
+struct session_plan {
+  problem_selection selection;
+  std::vector<std::string> backends;  ///< empty: sim, unless a plugin is given
+  std::string plugin;                 ///< a kernel plugin: one more backend under test
+  std::string reference;              ///< judge against this backend or plugin (at the contract)
+  /// The case options, sent with every case to the worker. Its `backend` and `reference` are
+  /// the session's to fill (make_run_options).
+  run_options run;
+  std::string jsonl;
+  std::string resume;          ///< a journal to finish: its recorded cases are not run again
+  std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
+  std::string under;           ///< asan | valgrind: the CLI reruns itself under that checker
+  std::string isolation = "process";
+  double timeout = isolation_options{}.timeout_seconds;
+  bool verbose = false;
+  bool tightness = false;
+  std::vector<std::string> judge_inputs, judge_outputs;  ///< `opval judge`'s array files
+  bench_settings bench;
+};
+
+/// The commands an option belongs to (a bit set).
+enum option_command : unsigned { for_run = 1, for_repro = 2, for_bench = 4, for_judge = 8 };
+/// The Python functions taking an option as a keyword (a bit set).
+enum python_function : unsigned { in_opval_run = 1, in_opval_check = 2, in_opval_judge = 4 };
+
+/// What an option is about: its group in the help, and whether it travels with each case.
+enum class option_stage {
+  selection,  ///< which problems (problem_selection)
+  backends,   ///< what runs and what it is judged against
+  per_case,   ///< a field of run_options: sent to the worker with every case
+  session,    ///< around the cases: journal, isolation, output
+  bench,      ///< how `opval bench` times
+};
+
+template <class T>
+using plan_field = T& (*)(session_plan&);
+
+/// Where an option's value lives in a session_plan, by its type.
+using option_field =
+    std::variant<plan_field<bool>, plan_field<int>, plan_field<std::uint64_t>, plan_field<double>,
+                 plan_field<std::string>, plan_field<std::vector<std::string>>, plan_field<std::vector<int>>,
+                 plan_field<policy>, plan_field<guard_side>>;
+
+/// One option of a session, the one description of it: the CLI registers it from this (its
+/// help, value name, range and choices), the worker protocol sends the per_case ones under
+/// their keyword, the Python layer takes it under `keyword` (tests check the signatures), and
+/// docs/CLI.md's tables list it (tests check that too).
+struct option_def {
+  std::string_view flag;        ///< "--seed"; "-v,--verbose" with a short form
+  std::string_view keyword;     ///< its name in Python and in the worker protocol ("perturb")
+  std::string_view value_name;  ///< "N", "FILE"; empty for a flag
+  std::string_view help;
+  option_stage stage;
+  unsigned commands;            ///< option_command bits
+  unsigned python;              ///< python_function bits
+  option_field field;
+  bool negated = false;         ///< a flag that turns its field off (--no-perturb: perturb=False)
+  double min = -std::numeric_limits<double>::infinity();  ///< a number's range
+  double max = std::numeric_limits<double>::infinity();
+  std::string_view choices;     ///< the words a text may be, space-separated; empty: any
+  char delimiter = 0;           ///< a list's separator within one argument (',')
+  bool show_default = false;    ///< the help shows the default value
+  bool required = false;
+};
+
+/// Every option of every session command, in the order the help lists them.
+const std::vector<option_def>& session_option_table();
+
+/// The run options of a plan: its case options, its policy, and the alternative reference
+/// made through `executor` (an unknown name is bad input before anything runs).
+run_options make_run_options(const session_plan& plan, case_executor& executor);
+
+/// `opval run`: the plan's selection on its backends; the exit code (run_exit_code). Throws
+/// opval::error for bad input (an unknown name, an unreadable file, a journal that cannot be
+/// resumed) before any case runs.
+int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err);
+/// `opval repro`: one descriptor, explained whatever its verdict.
+int repro_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err);
+/// `opval judge`: the plan's judge_inputs and judge_outputs files as the arrays of `descriptor`.
+int judge_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err);
+/// `opval bench`: the plan's cases checked, then timed, with its sweeps expanded, through the
+/// bench reporters (console, JSONL, CSV); with `bench.machine`, measures and saves the peaks.
+int bench_plan(const session_plan& plan, std::ostream& out);
+
+/// `opval list WHAT` (ops, backends, policies, suites, contracts); an unknown WHAT is an
+/// opval::error naming the known ones.
+void print_catalog(std::string_view what, bool verbose, std::ostream& out);
 
 }  // namespace opval

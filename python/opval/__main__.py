@@ -13,6 +13,52 @@ def _list(text: str) -> list[str]:
     return [item for item in text.split(",") if item]
 
 
+# How `python -m opval run` says some options differently from `opval run`: its backends
+# include the framework adapters.
+_PYTHON_HELP = {
+    "backends": "comma-separated backends: registered ones (opval list backends), framework adapters (torch, "
+                "torch_compile) or plugin paths (default sim)",
+    "reference": "judge against this instead of opval's fp64 reference: a framework in float64 (torch, "
+                 "onnxruntime, jax), or any backend at the contract (onednn, torch@contract, a plugin path)",
+}
+
+
+def _run_options():
+    """The options opval.run takes, from the session's option table (as `opval run` has them)."""
+    from . import _opval
+
+    return [o for o in _opval.session_options() if "run" in o["python"]]
+
+
+def _run_keywords() -> list[str]:
+    return [o["keyword"] for o in _run_options()]
+
+
+# The Python type of each kind of option value (opval._opval.session_options' "kind").
+_SCALARS = {"int": int, "uint64": int, "float": float, "str": str, "policy": str}
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """`python -m opval run`'s options: each of opval.run's keywords under the flag `opval run`
+    gives it, with its help, default and type from the session's option table."""
+    for o in _run_options():
+        flags = o["flag"].split(",")
+        kind, default = o["kind"], o["default"]
+        common = dict(dest=o["keyword"], help=_PYTHON_HELP.get(o["keyword"], o["help"]).replace("%", "%%"))
+        if kind in ("bool", "guard_side"):
+            parser.add_argument(*flags, action="store_false" if o["negated"] else "store_true", default=default, **common)
+        elif kind.startswith("list") and o["delimiter"]:
+            item = int if kind == "list[int]" else str
+            parser.add_argument(*flags, type=lambda text, item=item: [item(v) for v in _list(text)],
+                                default=["sim"] if o["keyword"] == "backends" else [], metavar=o["value_name"], **common)
+        elif kind.startswith("list"):
+            parser.add_argument(*flags, action="append", default=[], metavar=o["value_name"], **common)
+        else:
+            choices = o["choices"].split() or None
+            parser.add_argument(*flags, type=_SCALARS[kind], default=default if default != "" else None, choices=choices,
+                                metavar=None if choices else o["value_name"], **common)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["__worker"]:  # the child process of opval.runner.PythonWorker
@@ -23,22 +69,9 @@ def main(argv: list[str] | None = None) -> int:
                                      "C++ backends, plugins and the framework adapters (torch, torch.compile, onnxruntime, jax)")
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("run", help="run suites or problems on backends; exit 0 when all that ran passed")
-    r.add_argument("--backend", type=_list, default=["sim"], help="comma-separated backends: registered ones (opval list backends), framework adapters (torch, torch_compile) or plugin paths (default sim)")
-    r.add_argument("--tag", default="smoke", choices=["smoke", "regression"], help="the suite (default smoke)")
-    r.add_argument("--op", action="append", default=[], help="only this op (repeatable)")
-    r.add_argument("--contract", action="append", default=[], help="only this dt contract (repeatable)")
-    r.add_argument("--problems", action="append", help="a descriptor, a batch file or a shape set such as resnet50_conv (repeatable)")
-    r.add_argument("--reference", help="judge against this instead of opval's fp64 reference: a framework in float64 "
-                   "(torch, onnxruntime, jax), or any backend at the contract (onednn, torch@contract, a plugin path)")
-    r.add_argument("--policy", default="bound")
-    r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--jsonl", help="write one JSON record per case (the CLI's schema) to FILE")
-    r.add_argument("--known-failures", help="cases known to fail (tests/known_failures.txt's format)")
-    r.add_argument("--isolation", choices=["process", "none"], default="process")
-    r.add_argument("--timeout", type=float, default=60.0, help="per-case limit in a worker process, seconds")
+    _add_run_options(r)
     r.add_argument("--log-level", default="WARNING", help="the 'opval' logger's level (DEBUG shows every case)")
     r.add_argument("--log-file", help="also write the logs to FILE")
-    r.add_argument("-v", "--verbose", action="store_true", help="explain every case")
     p = commands.add_parser("plot", help="plot opval bench --jsonl results: throughput against size, speed-up "
                             "against threads, the roofline")
     p.add_argument("results", nargs="+", help="opval bench --jsonl files")
@@ -60,9 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(format="%(name)s: %(levelname)s: %(message)s", handlers=handlers)
     set_log_level(level)
     try:
-        outcome = run(args.backend, tag=args.tag, ops=args.op, contracts=args.contract, problems=args.problems,
-                      policy=args.policy, seed=args.seed, jsonl=args.jsonl, known_failures=args.known_failures,
-                      isolation=args.isolation, timeout=args.timeout, verbose=args.verbose, reference=args.reference)
+        keywords = {k: getattr(args, k) for k in _run_keywords() if k != "backends"}
+        outcome = run(args.backends, **keywords)
     except (ValueError, OSError, TypeError) as e:
         print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2

@@ -759,3 +759,13 @@ def set_log_sink(sink: object | None, threshold: int = 10) -> None:
 
 def log(level: int, message: str) -> None:
     """sends a message through the library's sink (for tests)"""
+
+def session_options() -> list:
+    """
+    every option of a session, as the CLI and the Python layer take it: flag, keyword, value_name, help, stage, commands, python (the functions taking the keyword), default, kind (its value's type), negated, choices, delimiter
+    """
+
+def run_options(keywords: dict) -> RunOptions:
+    """
+    RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, input_check, threads, leak_check), set as the CLI sets its options
+    """

@@ -204,24 +204,14 @@ def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str 
     return mine
 
 
-def make_options(policy: str = "bound", seed: int = 1, *, guard: bool = True, poison: bool = True,
-                 input_check: bool = True, perturb: bool = True, worst: int = 5,
-                 threads: Sequence[int] = (), leak_check: int = 0,
-                 reference: str | _opval.Backend | None = None) -> _opval.RunOptions:
-    """RunOptions from the keywords check() and run() take (the CLI's options, docs/CLI.md);
-    `reference` as opval.backends.resolve_reference takes it."""
-    o = _opval.RunOptions()
+def make_options(reference: str | _opval.Backend | None = None, **keywords: Any) -> _opval.RunOptions:
+    """RunOptions from the per-case keywords check() and run() take (policy, seed, worst and the
+    checks: the CLI's options, set through the same fields; `_opval.session_options()` lists
+    them); `reference` as opval.backends.resolve_reference takes it. An unknown keyword is a
+    ValueError naming it."""
+    o = _opval.run_options(keywords)
     if reference is not None:
         o.set_reference(*resolve_reference(reference))
-    o.policy = _opval.Policy(policy)
-    o.seed = seed
-    o.guard = guard
-    o.poison_check = poison
-    o.input_check = input_check
-    o.perturb_check = perturb
-    o.worst_k = worst
-    o.threads = list(threads)
-    o.leak_check = leak_check
     return o
 
 
@@ -302,9 +292,10 @@ _TRACEBACKS: dict[str, dict[str, str]] = {}
 def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = None, attrs: Mapping[str, Any] | None = None,
           layouts: str = "any", supports: Callable | None = None, tag: str = "smoke",
           problems: Sequence[str | _opval.Problem] | str | None = None, arrays: str = "numpy", name: str | None = None,
-          policy: str = "bound", seed: int = 1, guard: bool = True, poison: bool = True, input_check: bool = True,
-          perturb: bool = True, worst: int = 5, reference: str | _opval.Backend | None = None,
-          raise_on_failure: bool = False, verbose: bool = False) -> CheckResult:
+          policy: str = "bound", seed: int = 1, guard: bool = True, guard_before: bool = False, poison: bool = True,
+          input_check: bool = True, perturb: bool = True, worst: int = 5, threads: Sequence[int] = (),
+          leak_check: int = 0, reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
+          verbose: bool = False) -> CheckResult:
     """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
 
     The kernel is called as impl(*inputs, **keywords): the op's inputs (p.inputs() order) as
@@ -320,8 +311,9 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     backend = kernel_backend(op, impl, contracts=contracts, attrs=attrs, layouts=layouts, supports=supports,
                              arrays=arrays, name=name)
     kernel_name = backend.name.removeprefix("python:")
-    options = make_options(policy, seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb, worst=worst,
-                           reference=reference)
+    options = make_options(reference, policy=policy, seed=seed, guard=guard, guard_before=guard_before, poison=poison,
+                           input_check=input_check, perturb=perturb, worst=worst, threads=list(threads),
+                           leak_check=leak_check)
     options.backend = backend.name
     console = _opval.Reporter.console(verbose)
     report = console.start(options)

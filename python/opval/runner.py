@@ -160,7 +160,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
         timeout: float = 60.0, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
-        poison: bool = True, input_check: bool = True, perturb: bool = True, reference: str | None = None) -> RunResult:
+        guard_before: bool = False, poison: bool = True, input_check: bool = True, perturb: bool = True, worst: int = 5,
+        threads: Sequence[int] = (), leak_check: int = 0, reference: str | None = None) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
@@ -189,7 +190,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     if reference is not None and not isinstance(reference, str):
         raise ValueError("opval.run takes the reference by name (a worker process makes it again); "
                          "opval.check takes a Backend object")
-    settings = dict(policy=policy, seed=seed, guard=guard, poison=poison, input_check=input_check, perturb=perturb,
+    settings = dict(policy=policy, seed=seed, guard=guard, guard_before=guard_before, poison=poison,
+                    input_check=input_check, perturb=perturb, worst=worst, threads=list(threads), leak_check=leak_check,
                     reference=reference)
     options = make_options(**settings)
     # Backends named by string that Python can make again run in a Python worker process; all

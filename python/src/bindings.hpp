@@ -12,5 +12,6 @@ void bind_tensors(nb::module_& m);   ///< tensors and their zero-copy NumPy view
 void bind_backends(nb::module_& m);  ///< registered backends, plugins, Python callables as backends
 void bind_runner(nb::module_& m);    ///< run options, cases, results, workers, reporters
 void bind_log(nb::module_& m);       ///< the library's diagnostics, routed to Python's logging
+void bind_session(nb::module_& m);   ///< the session's options: keywords, defaults, RunOptions from keywords
 
 }  // namespace opval::python

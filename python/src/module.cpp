@@ -31,4 +31,5 @@ NB_MODULE(_opval, m) {
   opval::python::bind_backends(m);
   opval::python::bind_runner(m);
   opval::python::bind_log(m);
+  opval::python::bind_session(m);
 }

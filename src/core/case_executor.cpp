@@ -63,4 +63,10 @@ std::vector<session_backend> make_session_backends(const std::vector<std::string
   return out;
 }
 
+std::string names_of(const std::vector<session_backend>& backends) {
+  std::string names;
+  for (const session_backend& sb : backends) names += (names.empty() ? "" : ",") + sb.b->name();
+  return names;
+}
+
 }  // namespace opval

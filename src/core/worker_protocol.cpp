@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "opval/error.hpp"
+#include "opval/session.hpp"
 
 namespace opval::detail {
 namespace {
@@ -47,36 +48,40 @@ std::optional<alternative_reference> reference_from(const json& j) {
   return r;
 }
 
+// The per-case options travel under their keywords, as session_option_table() lists them: an
+// option added there travels without a change here.
+json encoded(const policy& p) { return policy_json(p); }
+json encoded(guard_side side) { return side == guard_side::before; }
+template <class T>
+json encoded(const T& value) {
+  return value;
+}
+
+void decode(const json& j, policy& p) { p = policy_from(j); }
+void decode(const json& j, guard_side& side) { side = j.get<bool>() ? guard_side::before : guard_side::after; }
+template <class T>
+void decode(const json& j, T& value) {
+  j.get_to(value);
+}
+
 json options_json(const run_options& o) {
-  return json{{"backend", o.backend},
-              {"reference", reference_json(o.reference)},
-              {"policy", policy_json(o.pol)},
-              {"seed", o.seed},
-              {"worst_k", o.worst_k},
-              {"perturb_check", o.perturb_check},
-              {"leak_check", o.leak_check},
-              {"guard", o.guard},
-              {"guard_before", o.guard_at == guard_side::before},
-              {"poison_check", o.poison_check},
-              {"input_check", o.input_check},
-              {"threads", o.threads}};
+  session_plan plan;
+  plan.run = o;
+  json j{{"backend", o.backend}, {"reference", reference_json(o.reference)}};
+  for (const option_def& d : session_option_table())
+    if (d.stage == option_stage::per_case)
+      std::visit([&](auto field) { j[std::string(d.keyword)] = encoded(field(plan)); }, d.field);
+  return j;
 }
 
 run_options options_from(const json& j) {
-  run_options o;
-  j.at("backend").get_to(o.backend);
-  o.pol = policy_from(j.at("policy"));
-  j.at("seed").get_to(o.seed);
-  j.at("worst_k").get_to(o.worst_k);
-  j.at("perturb_check").get_to(o.perturb_check);
-  j.at("leak_check").get_to(o.leak_check);
-  j.at("guard").get_to(o.guard);
-  o.guard_at = j.at("guard_before").get<bool>() ? guard_side::before : guard_side::after;
-  j.at("poison_check").get_to(o.poison_check);
-  j.at("input_check").get_to(o.input_check);
-  j.at("threads").get_to(o.threads);
-  o.reference = reference_from(j.at("reference"));
-  return o;
+  session_plan plan;
+  for (const option_def& d : session_option_table())
+    if (d.stage == option_stage::per_case)
+      std::visit([&](auto field) { decode(j.at(std::string(d.keyword)), field(plan)); }, d.field);
+  j.at("backend").get_to(plan.run.backend);
+  plan.run.reference = reference_from(j.at("reference"));
+  return plan.run;
 }
 
 }  // namespace

@@ -225,46 +225,115 @@ bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases
   return counts["slower"] == 0;
 }
 
-bench_table::bench_table(std::ostream& out, bool show_backend) : out_(out), show_backend_(show_backend) {}
+void bench_summary::add(const bench_result& r) {
+  if (r.timed) {
+    ++timed;
+    return;
+  }
+  const state st = r.check.v.st;
+  const bool skip = st == state::skipped || st == state::unimplemented;
+  (skip || r.check.known_failure ? skipped : failed) += 1;
+}
 
-void bench_table::row(const bench_result& r) {
-  const case_result& c = r.check;
-  if (!header_printed_) {
+bool bench_summary::ok() const { return failed == 0 && timed > 0; }
+
+namespace {
+
+// The console table: one row per case, the check's reason under a case that was not timed,
+// the stop reason under one that missed its CI target; the closing line, then the scaling
+// table of a sweep.
+class bench_console final : public bench_reporter {
+ public:
+  bench_console(std::ostream& out, bool show_backend, std::vector<sweep_axis> axes)
+      : out_(out), show_backend_(show_backend), axes_(std::move(axes)) {}
+
+  void on_result(const bench_result& r, const sweep_point& point, std::size_t template_index) override {
+    row(r);
+    if (!axes_.empty()) rows_.push_back({point, template_index, r});
+  }
+
+  void on_finish(const bench_summary& s) override {
+    fmt::print(out_, "{} timed, {} failed, {} skipped\n", s.timed, s.failed, s.skipped);
+    if (!rows_.empty()) print_scaling_table(out_, axes_, rows_);
+  }
+
+ private:
+  void header() {
     if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MEDIAN", "CI", "GFLOP/s",
                "GB/s", "CV", "SAMPLES", "ROOF");
     header_printed_ = true;
   }
-  if (show_backend_) fmt::print(out_, "{:<12} ", c.backend);
-  const std::string descriptor = detail::descriptor_cell(c);
-  if (!r.timed) {
+
+  void untimed_row(const case_result& c, const std::string& descriptor) {
     fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, detail::state_label(c.v.st), "-", "-", "-",
                "-", "-", "-", "-");
     const bool skipped = c.v.st == state::skipped || c.v.st == state::unimplemented;
-    const bool known = !skipped && c.known_failure.has_value();
-    (skipped || known ? skipped_ : failed_) += 1;
-    if (known) fmt::print(out_, "  not timed: a known failure ({})\n", *c.known_failure);
-    else if (!skipped) fmt::print(out_, "  not timed: the check {}: {}\n  repro: {}\n", detail::state_label(c.v.st), c.v.reason, c.repro);
-    return;
+    if (skipped) return;
+    if (c.known_failure) fmt::print(out_, "  not timed: a known failure ({})\n", *c.known_failure);
+    else fmt::print(out_, "  not timed: the check {}: {}\n  repro: {}\n", detail::state_label(c.v.st), c.v.reason, c.repro);
   }
-  ++timed_;
-  const sample_summary& s = r.timing.summary;
-  fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
-             fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv), s.n, roof_text(r));
-  if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
-  for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
-  if (r.counters) {
-    if (!r.counters->hardware)
-      fmt::print(out_, "  hardware counters: not available here ({})\n", r.counters->unavailable);
-    if (!r.counters->per_call.empty())
-      fmt::print(out_, "  counters per call ({} calls): {}\n", r.counters->calls, counters_text(*r.counters));
+
+  void row(const bench_result& r) {
+    const case_result& c = r.check;
+    if (!header_printed_) header();
+    if (show_backend_) fmt::print(out_, "{:<12} ", c.backend);
+    const std::string descriptor = detail::descriptor_cell(c);
+    if (!r.timed) return untimed_row(c, descriptor);
+    const sample_summary& s = r.timing.summary;
+    fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
+               fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv),
+               s.n, roof_text(r));
+    if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
+    for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
+    if (r.counters) {
+      if (!r.counters->hardware)
+        fmt::print(out_, "  hardware counters: not available here ({})\n", r.counters->unavailable);
+      if (!r.counters->per_call.empty())
+        fmt::print(out_, "  counters per call ({} calls): {}\n", r.counters->calls, counters_text(*r.counters));
+    }
   }
+
+  std::ostream& out_;
+  bool show_backend_;
+  std::vector<sweep_axis> axes_;
+  bool header_printed_ = false;
+  std::vector<sweep_row> rows_;
+};
+
+class bench_jsonl final : public bench_reporter {
+ public:
+  bench_jsonl(std::ostream& out, environment env) : out_(out), env_(std::move(env)) {}
+  void on_result(const bench_result& r, const sweep_point&, std::size_t) override {
+    out_ << bench_json_line(r, &env_) << std::endl;
+  }
+
+ private:
+  std::ostream& out_;
+  environment env_;
+};
+
+class bench_csv final : public bench_reporter {
+ public:
+  explicit bench_csv(std::ostream& out) : out_(out) { out_ << bench_csv_header(); }
+  void on_result(const bench_result& r, const sweep_point&, std::size_t) override { out_ << bench_csv_row(r) << std::flush; }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<bench_reporter> make_bench_console_reporter(std::ostream& out, bool show_backend,
+                                                            std::vector<sweep_axis> axes) {
+  return std::make_unique<bench_console>(out, show_backend, std::move(axes));
 }
 
-bool bench_table::finish() {
-  fmt::print(out_, "{} timed, {} failed, {} skipped\n", timed_, failed_, skipped_);
-  return failed_ == 0 && timed_ > 0;
+std::unique_ptr<bench_reporter> make_bench_jsonl_reporter(std::ostream& out, environment env) {
+  return std::make_unique<bench_jsonl>(out, std::move(env));
 }
+
+std::unique_ptr<bench_reporter> make_bench_csv_reporter(std::ostream& out) { return std::make_unique<bench_csv>(out); }
 
 void print_scaling_table(std::ostream& out, const std::vector<sweep_axis>& axes, const std::vector<sweep_row>& rows) {
   const bool threads_axis = std::any_of(axes.begin(), axes.end(), [](const sweep_axis& a) { return a.name == "threads"; });

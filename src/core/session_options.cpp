@@ -1,0 +1,226 @@
+// The options of a session (opval/session.hpp): the one table the CLI registers its options
+// from, the worker protocol encodes the per-case ones with, and the Python layer's keywords
+// and docs/CLI.md are checked against (tests/cpp/test_session_options.cpp,
+// tests/python/test_options.py).
+#include "opval/session.hpp"
+
+namespace opval {
+namespace {
+
+constexpr unsigned run_repro_bench = for_run | for_repro | for_bench;
+constexpr unsigned every_command = run_repro_bench | for_judge;
+constexpr unsigned run_and_check = in_opval_run | in_opval_check;
+constexpr unsigned every_function = run_and_check | in_opval_judge;
+
+std::vector<option_def> selection_options() {
+  using S = option_stage;
+  return {
+      {.flag = "--op", .keyword = "ops", .value_name = "OP", .help = "only these ops (repeatable)",
+       .stage = S::selection, .commands = for_run | for_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.ops; }},
+      {.flag = "--tag", .keyword = "tag", .value_name = "smoke|regression",
+       .help = "suite to run when no --problems: smoke or regression", .stage = S::selection,
+       .commands = for_run | for_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> std::string& { return p.selection.tag; }, .show_default = true},
+      {.flag = "--contract", .keyword = "contracts", .value_name = "DT",
+       .help = "only cases with this dt contract, e.g. bf16 or f16:f32:f16 (repeatable)", .stage = S::selection,
+       .commands = for_run | for_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.contracts; }},
+      {.flag = "--problems", .keyword = "problems", .value_name = "FILE|DESCRIPTOR",
+       .help = "a batch file (one descriptor per line) or a descriptor string (repeatable)", .stage = S::selection,
+       .commands = for_run | for_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.problems; }},
+  };
+}
+
+std::vector<option_def> judging_options() {
+  using S = option_stage;
+  return {
+      {.flag = "--reference", .keyword = "reference", .value_name = "B|PATH",
+       .help = "judge against this backend (a name, or a plugin's path) run at the problem's contract,"
+               " with twice the bound, instead of opval's fp64 reference (docs/REFERENCES.md)",
+       .stage = S::backends, .commands = every_command, .python = every_function,
+       .field = +[](session_plan& p) -> std::string& { return p.reference; }},
+      {.flag = "--policy", .keyword = "policy", .value_name = "P",
+       .help = "tolerance policy: bound, relative-to-sim[:m=M], exact, fixed:rtol=R,atol=A", .stage = S::per_case,
+       .commands = every_command, .python = every_function,
+       .field = +[](session_plan& p) -> policy& { return p.run.pol; }, .show_default = true},
+      {.flag = "--worst", .keyword = "worst", .value_name = "K", .help = "number of worst elements recorded per output",
+       .stage = S::per_case, .commands = every_command, .python = every_function,
+       .field = +[](session_plan& p) -> int& { return p.run.worst_k; }, .min = 0, .max = 1000, .show_default = true},
+      {.flag = "--jsonl", .keyword = "jsonl", .value_name = "FILE", .help = "also write one JSON record per case to FILE",
+       .stage = S::session, .commands = every_command, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::string& { return p.jsonl; }},
+  };
+}
+
+std::vector<option_def> case_options() {
+  using S = option_stage;
+  return {
+      {.flag = "--backend", .keyword = "backends", .value_name = "B[,B...]",
+       .help = "backends under test, comma-separated or repeated; several are compared side by"
+               " side on the same inputs (default sim; see `opval list backends`)",
+       .stage = S::backends, .commands = run_repro_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.backends; }, .delimiter = ','},
+      {.flag = "--plugin", .keyword = "plugin", .value_name = "PATH",
+       .help = "also test the kernel plugin (shared library, see docs/PLUGINS.md); alone when"
+               " no --backend is given",
+       .stage = S::backends, .commands = run_repro_bench, .python = 0,
+       .field = +[](session_plan& p) -> std::string& { return p.plugin; }},
+      {.flag = "--seed", .keyword = "seed", .value_name = "N", .help = "seed of the input fill", .stage = S::per_case,
+       .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> std::uint64_t& { return p.run.seed; }, .show_default = true},
+      {.flag = "--no-perturb", .keyword = "perturb", .help = "skip the MISTRUSTED check that re-runs with a perturbed input",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.run.perturb_check; }, .negated = true},
+      {.flag = "--leak-check", .keyword = "leak_check", .value_name = "N",
+       .help = "run each kernel N more times and fail it when every run grows the live heap (a leak; 0 = off)",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> int& { return p.run.leak_check; }, .min = 0, .max = 1000,
+       .show_default = true},
+      {.flag = "--no-guard", .keyword = "guard", .help = "kernel tensors in plain memory: no guard pages, no canaries",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.run.guard; }, .negated = true},
+      {.flag = "--guard-before", .keyword = "guard_before",
+       .help = "put the guard page before each kernel tensor (catches writes before its start)",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> guard_side& { return p.run.guard_at; }},
+      {.flag = "--no-poison", .keyword = "poison",
+       .help = "no poisoned outputs and no second kernel run (never-written and determinism checks)",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.run.poison_check; }, .negated = true},
+      {.flag = "--no-input-check", .keyword = "input_check", .help = "do not hash inputs to catch a kernel writing them",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.run.input_check; }, .negated = true},
+      {.flag = "--threads", .keyword = "threads", .value_name = "N[,N...]",
+       .help = "also run each kernel with each of these OpenMP thread counts; outputs must match bitwise",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> std::vector<int>& { return p.run.threads; }, .min = 1, .max = 4096,
+       .delimiter = ','},
+      {.flag = "--known-failures", .keyword = "known_failures", .value_name = "FILE",
+       .help = "cases known to fail on a backend (a documented library disagreement): shown as"
+               " FAILED (known), they do not fail the run",
+       .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::string& { return p.known_failures; }},
+      {.flag = "--under", .keyword = "under", .value_name = "asan|valgrind",
+       .help = "rerun this command as the ASan+UBSan build (build-asan/opval) or under valgrind"
+               " memcheck (a case during which memcheck reports an error FAILS); docs/SAFETY.md",
+       .stage = S::session, .commands = run_repro_bench, .python = 0,
+       .field = +[](session_plan& p) -> std::string& { return p.under; }, .choices = "asan valgrind"},
+      {.flag = "--isolation", .keyword = "isolation", .value_name = "process|none",
+       .help = "process: run each case in a worker process, so a crash or hang is a CRASH or"
+               " TIMEOUT verdict and the run goes on; none: in the opval process itself",
+       .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::string& { return p.isolation; }, .choices = "process none",
+       .show_default = true},
+      {.flag = "--timeout", .keyword = "timeout", .value_name = "SECONDS",
+       .help = "per-case time limit in seconds under process isolation, plus 10 s per GFLOP of"
+               " the case; past it the worker is killed and the case is a TIMEOUT",
+       .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
+       .field = +[](session_plan& p) -> double& { return p.timeout; }, .min = 1e-3, .show_default = true},
+  };
+}
+
+std::vector<option_def> command_options() {
+  using S = option_stage;
+  return {
+      {.flag = "-v,--verbose", .keyword = "verbose", .help = "explain every case, not only those that did not pass",
+       .stage = S::session, .commands = for_run, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.verbose; }},
+      {.flag = "--resume", .keyword = "resume", .value_name = "JOURNAL",
+       .help = "finish the run whose --jsonl journal is JOURNAL (same selection and options): cases"
+               " it records are not rerun, the others are appended; the report covers the whole run",
+       .stage = S::session, .commands = for_run, .python = 0,
+       .field = +[](session_plan& p) -> std::string& { return p.resume; }},
+      {.flag = "--tightness", .keyword = "tightness", .help = "end with a table of observed error / bound per op and contract",
+       .stage = S::session, .commands = for_run, .python = 0,
+       .field = +[](session_plan& p) -> bool& { return p.tightness; }},
+      {.flag = "--inputs", .keyword = "inputs", .value_name = "FILE", .help = "the problem's inputs (repeatable)",
+       .stage = S::selection, .commands = for_judge, .python = in_opval_judge,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.judge_inputs; }, .required = true},
+      {.flag = "--outputs", .keyword = "outputs", .value_name = "FILE", .help = "the outputs to judge (repeatable)",
+       .stage = S::selection, .commands = for_judge, .python = in_opval_judge,
+       .field = +[](session_plan& p) -> std::vector<std::string>& { return p.judge_outputs; }, .required = true},
+  };
+}
+
+std::vector<option_def> bench_options() {
+  using S = option_stage;
+  const auto bench = [](option_def d) {
+    d.stage = S::bench;
+    d.commands = for_bench;
+    return d;
+  };
+  return {
+      bench({.flag = "--target-ci", .value_name = "PCT",
+             .help = "sample until the 95% CI of the median is within +-PCT percent of it (or the budget runs out)",
+             .field = +[](session_plan& p) -> double& { return p.bench.target_ci_percent; }, .min = 0.001, .max = 100,
+             .show_default = true}),
+      bench({.flag = "--budget", .value_name = "SECONDS", .help = "time budget per case, warm-up included, seconds",
+             .field = +[](session_plan& p) -> double& { return p.bench.budget; }, .min = 0.001, .max = 86400,
+             .show_default = true}),
+      bench({.flag = "--min-samples", .value_name = "N", .help = "never stop for the CI target before this many samples",
+             .field = +[](session_plan& p) -> std::uint64_t& { return p.bench.min_samples; }, .min = 2, .max = 1e8,
+             .show_default = true}),
+      bench({.flag = "--repetitions", .value_name = "R",
+             .help = "independent samplings per case (each with its warm-up and stopping rule), pooled; each one's"
+                     " median is recorded, a median over 5% off the pooled one is warned of, and compare tests them",
+             .field = +[](session_plan& p) -> int& { return p.bench.repetitions; }, .min = 1, .max = 1000,
+             .show_default = true}),
+      bench({.flag = "--min-time", .value_name = "SECONDS", .help = "nor before sampling this long, seconds",
+             .field = +[](session_plan& p) -> double& { return p.bench.min_time; }, .min = 0, .max = 86400,
+             .show_default = true}),
+      bench({.flag = "--warmup", .value_name = "SECONDS", .help = "run the kernel at least this long before sampling, seconds",
+             .field = +[](session_plan& p) -> double& { return p.bench.warmup; }, .min = 0, .max = 3600,
+             .show_default = true}),
+      bench({.flag = "--machine",
+             .help = "measure this machine's FMA peak per type and its memory bandwidth (STREAM copy and triad), on one"
+                     " thread and on all, save them to --machine-file, and exit; later runs show each result's % of its roof",
+             .field = +[](session_plan& p) -> bool& { return p.bench.machine; }}),
+      bench({.flag = "--machine-file", .value_name = "PATH", .help = "where the machine's peaks are kept",
+             .field = +[](session_plan& p) -> std::string& { return p.bench.machine_file; }, .show_default = true}),
+      bench({.flag = "--stream-mib", .value_name = "MIB",
+             .help = "with --machine: each STREAM array's size (default 4 x the last-level cache)",
+             .field = +[](session_plan& p) -> std::uint64_t& { return p.bench.stream_mib; }, .min = 1, .max = 1 << 20}),
+      bench({.flag = "--axis", .value_name = "NAME=V1,V2,...",
+             .help = "sweep: repeat the cases over NAME's values; --problems templates use {NAME}; `threads` and"
+                     " `backend` are the run's own (repeatable; axes combine as a cartesian product)",
+             .field = +[](session_plan& p) -> std::vector<std::string>& { return p.bench.axes; }}),
+      bench({.flag = "--zip", .value_name = "A,B[,...]",
+             .help = "sweep: these axes advance together instead of multiplying (repeatable)",
+             .field = +[](session_plan& p) -> std::vector<std::string>& { return p.bench.zips; }}),
+      bench({.flag = "--counters",
+             .help = "after timing, count cycles, instructions, cache misses (IPC) and software events per call"
+                     " over ~50 ms of calls (perf_event_open; says so where the machine exposes none)",
+             .field = +[](session_plan& p) -> bool& { return p.bench.counters; }}),
+      bench({.flag = "--cache", .value_name = "hot|cold",
+             .help = "hot: the same buffers, short kernels batched; cold: flush twice the last-level cache before"
+                     " every sample, one call per sample",
+             .field = +[](session_plan& p) -> std::string& { return p.bench.cache; }, .choices = "hot cold",
+             .show_default = true}),
+      bench({.flag = "--csv", .value_name = "FILE", .help = "also write one CSV row per case to FILE",
+             .field = +[](session_plan& p) -> std::string& { return p.bench.csv; }}),
+      bench({.flag = "--omp-threads", .value_name = "N",
+             .help = "OpenMP threads while timing (default: as the environment sets them)",
+             .field = +[](session_plan& p) -> int& { return p.bench.omp_threads; }, .min = 1, .max = 4096}),
+      bench({.flag = "--affinity", .value_name = "CPUS",
+             .help = "pin the run (this process, its worker and every library thread) to these CPUs, e.g. 0-3,6",
+             .field = +[](session_plan& p) -> std::string& { return p.bench.affinity; }}),
+  };
+}
+
+std::vector<option_def> all_options() {
+  std::vector<option_def> all;
+  for (auto part : {selection_options, judging_options, case_options, command_options, bench_options})
+    for (option_def& d : part()) all.push_back(std::move(d));
+  return all;
+}
+
+}  // namespace
+
+const std::vector<option_def>& session_option_table() {
+  static const std::vector<option_def> table = all_options();
+  return table;
+}
+
+}  // namespace opval

@@ -1,0 +1,89 @@
+// The session commands from a session_plan (opval/session.hpp): what `opval run`, `opval repro`
+// and `opval judge` do once their arguments are parsed.
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+#include "opval/judge.hpp"
+#include "opval/session.hpp"
+
+namespace opval {
+namespace {
+
+session_options session_of(const session_plan& plan, bool verbose) {
+  return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures, .plugin = plan.plugin,
+          .verbose = verbose, .tightness = plan.tightness};
+}
+
+/// The backends under test, made through `executor`; `o.backend` lists their names, for the
+/// report header.
+std::vector<session_backend> backends_of(const session_plan& plan, run_options& o, case_executor& executor) {
+  std::vector<session_backend> out = make_session_backends(plan.backends, plan.plugin, executor);
+  o.backend = names_of(out);
+  return out;
+}
+
+void check_resumable(const session_plan& plan) {
+  if (plan.resume.empty()) return;
+  if (!plan.jsonl.empty() && plan.jsonl != plan.resume)
+    throw error("--resume appends to its journal: give no --jsonl, or the same file");
+  if (!std::filesystem::is_regular_file(plan.resume))
+    throw error("cannot resume: journal '" + plan.resume + "' is not a file");
+}
+
+// The problems are made after the backends and the reference, so that a bad name is reported
+// before the problems are read.
+template <class Problems>
+int run_problems(const session_plan& plan, Problems problems, bool verbose, std::ostream& out, std::ostream& err) {
+  const std::unique_ptr<case_executor> executor = make_executor(plan.isolation, plan.timeout);
+  run_options o = make_run_options(plan, *executor);
+  const std::vector<session_backend> backends = backends_of(plan, o, *executor);
+  return run_session(problems(), o, backends, *executor, session_of(plan, verbose), out, err);
+}
+
+}  // namespace
+
+run_options make_run_options(const session_plan& plan, case_executor& executor) {
+  run_options o = plan.run;
+  o.reference.reset();
+  if (!plan.reference.empty()) {
+    o.reference.emplace();
+    o.reference->ref = backend_ref_of(plan.reference);
+    o.reference->impl = executor.make(o.reference->ref);
+  }
+  return o;
+}
+
+int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err) {
+  check_resumable(plan);
+  return run_problems(plan, [&] { return select_problems(plan.selection); }, plan.verbose, out, err);
+}
+
+int repro_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err) {
+  const auto problem = [&] { return std::vector<located_problem>{{parse_problem(descriptor), "<command line>"}}; };
+  return run_problems(plan, problem, true, out, err);
+}
+
+int judge_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err) {
+  const std::unique_ptr<case_executor> executor = make_executor("none", 0);  // a judge runs no kernel
+  run_options o = make_run_options(plan, *executor);
+  o.backend = "judge";
+  const case_result r = judge_files(parse_problem(descriptor), plan.judge_inputs, plan.judge_outputs, o);
+  std::vector<std::unique_ptr<reporter>> reporters;
+  reporters.push_back(make_console_reporter(out, true));
+  std::ofstream jsonl;
+  if (!plan.jsonl.empty()) {
+    jsonl = open_output(plan.jsonl, false);
+    reporters.push_back(make_jsonl_reporter(jsonl));
+  }
+  run_summary summary;
+  summary.add(r);
+  for (auto& rep : reporters) rep->on_start(o), rep->on_result(r), rep->on_finish(summary);
+  if (!any_case_ran(summary)) err << "opval: nothing was judged (" << r.v.reason << ")\n";
+  return run_exit_code(summary);
+}
+
+}  // namespace opval

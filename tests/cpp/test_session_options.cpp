@@ -1,0 +1,93 @@
+// The session's option table (opval/session.hpp) is the one description of every option: the
+// CLI registers its options from it (tests/cpp/test_cli.cpp checks the help against
+// docs/CLI.md), the worker protocol sends the per-case ones from it (checked here, option by
+// option), and the Python keywords follow it (tests/python/test_options.py).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "core/worker_protocol.hpp"
+#include "opval/session.hpp"
+
+namespace {
+
+using namespace opval;
+
+template <class T>
+std::string reading(const T& v) {
+  if constexpr (std::is_same_v<T, policy>) return v.to_string();
+  else if constexpr (std::is_same_v<T, guard_side>) return v == guard_side::before ? "before" : "after";
+  else return ::testing::PrintToString(v);
+}
+
+/// Changes the field `d` describes to a value other than its default; returns how that value
+/// reads, to compare with after a round trip.
+std::string change(session_plan& plan, const option_def& d) {
+  return std::visit(
+      [&]<class T>(plan_field<T> field) -> std::string {
+        T& v = field(plan);
+        if constexpr (std::is_same_v<T, bool>) v = !v;
+        else if constexpr (std::is_same_v<T, int>) v = v + 2;
+        else if constexpr (std::is_same_v<T, std::uint64_t>) v = 0xfedcba9876543210ull;
+        else if constexpr (std::is_same_v<T, std::vector<int>>) v = {3, 1};
+        else if constexpr (std::is_same_v<T, policy>) v = parse_policy("fixed:rtol=0.125,atol=3e-07");
+        else if constexpr (std::is_same_v<T, guard_side>) v = guard_side::before;
+        else ADD_FAILURE() << d.flag << ": a per-case option of a type this test cannot change";
+        return reading(field(plan));
+      },
+      d.field);
+}
+
+std::string read(session_plan& plan, const option_def& d) {
+  return std::visit([&](auto field) { return reading(field(plan)); }, d.field);
+}
+
+TEST(session_options, every_per_case_option_reaches_the_worker) {
+  const located_problem lp{parse_problem("relu shape=8"), "test"};
+  for (const option_def& d : session_option_table()) {
+    if (d.stage != option_stage::per_case) continue;
+    session_plan plan;
+    const std::string before = read(plan, d);
+    const std::string set = change(plan, d);
+    ASSERT_NE(set, before) << d.flag;
+    const detail::case_request got = detail::parse_request(detail::request_line(lp, {"sim", ""}, plan.run));
+    session_plan received;
+    received.run = got.opts;
+    EXPECT_EQ(read(received, d), set) << d.flag << " is lost on the way to the worker";
+  }
+}
+
+TEST(session_options, flags_and_keywords_are_unique_and_per_case_options_have_a_keyword) {
+  std::set<std::string_view> flags, keywords;
+  for (const option_def& d : session_option_table()) {
+    EXPECT_TRUE(flags.insert(d.flag).second) << d.flag << " is defined twice";
+    if (!d.keyword.empty()) EXPECT_TRUE(keywords.insert(d.keyword).second) << d.keyword << " is defined twice";
+    if (d.stage == option_stage::per_case) EXPECT_FALSE(d.keyword.empty()) << d.flag;
+    EXPECT_NE(d.commands, 0u) << d.flag << " belongs to no command";
+    EXPECT_FALSE(d.help.empty()) << d.flag;
+    const bool flag_type = std::holds_alternative<plan_field<bool>>(d.field) ||
+                           std::holds_alternative<plan_field<guard_side>>(d.field);
+    EXPECT_EQ(d.value_name.empty(), flag_type) << d.flag << ": a flag has no value name, a value has one";
+    if (d.negated) EXPECT_TRUE(d.flag.starts_with("--no-")) << d.flag;
+  }
+}
+
+/// docs/CLI.md's option tables name each option as `--flag VALUE` (a `|` escaped as `\|`).
+TEST(session_options, docs_cli_md_lists_every_option_with_its_value_name) {
+  std::ifstream in(std::string(OPVAL_SOURCE_DIR) + "/docs/CLI.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  ASSERT_FALSE(docs.str().empty());
+  for (const option_def& d : session_option_table()) {
+    std::string flag(d.flag.substr(d.flag.find("--")));
+    std::string value;
+    for (char c : d.value_name) value += c == '|' ? std::string("\\|") : std::string(1, c);
+    const std::string shown = "`" + flag + (value.empty() ? "" : " " + value) + "`";
+    EXPECT_NE(docs.str().find(shown), std::string::npos) << shown << " is not in docs/CLI.md";
+  }
+}
+
+}  // namespace
