@@ -21,12 +21,14 @@ namespace opval {
 
 /// run_case, with an exception recorded as a FAILED case carrying its message: one broken
 /// case cannot hide the results of the others.
-case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o);
+/// `made_from` as for run_case.
+case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o,
+                            const backend_ref& made_from = {});
 
 /// The record of a case that produced no result of its own (it threw, crashed or timed out):
 /// the case's identity, state `st` and `reason`, and its repro command.
 case_result unfinished_case(const located_problem& lp, const backend& b, const run_options& o, state st,
-                            std::string reason);
+                            std::string reason, const backend_ref& made_from = {});
 
 /// Who a backend is: its name and version, as a worker process that made it reports them.
 struct backend_identity {

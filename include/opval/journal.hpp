@@ -23,8 +23,7 @@ class journal_index {
  public:
   explicit journal_index(std::vector<case_result> records);
   /// The recorded result of the case, removed from the index; nullopt when none is left.
-  std::optional<case_result> take(const std::string& descriptor, const std::string& backend, std::uint64_t seed,
-                                  const std::string& source);
+  std::optional<case_result> take(const case_identity& id);
   /// Records no take() has matched (yet).
   std::size_t left() const { return left_; }
 

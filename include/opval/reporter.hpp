@@ -43,13 +43,6 @@ std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose,
 std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out);
 /// JSON Lines: one record per case (schema in docs/CLI.md).
 std::unique_ptr<reporter> make_jsonl_reporter(std::ostream& out);
-/// The JSON record of one case (what the JSONL reporter writes on one line).
-std::string to_json_line(const case_result& r);
-/// The case a JSON record describes: from_json_line(to_json_line(r)) writes back the same
-/// line. Used to replay a journal (`opval run --resume`) and to carry results out of worker
-/// processes. Throws opval::error naming the field when the line is not such a record.
-case_result from_json_line(std::string_view line);
-inline constexpr int result_schema_version = 1;
 
 }  // namespace opval
 

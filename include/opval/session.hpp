@@ -48,7 +48,6 @@ struct session_options {
   std::string jsonl;           ///< the journal: one JSON record per case, flushed as it ends
   std::string resume;          ///< a journal to finish: its cases are not run again, the rest appended
   std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
-  std::string plugin;          ///< the plugin under test's path, for its repro lines
   bool verbose = false;        ///< explain every case, not only those that did not pass
   bool tightness = false;      ///< end with the error/bound table per op and contract
 };
@@ -64,10 +63,6 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
 /// An output file (a journal, bench JSON Lines or CSV), appended to when `append`; its folder is
 /// made when missing. `what` names it in the error when it cannot be written.
 std::ofstream open_output(const std::string& path, bool append, std::string_view what = "JSONL");
-
-/// The repro command of a plugin's case, which the runner writes with `--backend plugin:NAME`,
-/// with `--plugin PATH` instead.
-void point_repro_at_plugin(case_result& r, const std::string& plugin);
 
 /// The exit rule of a run: 0 when every case that ran passed (listed known failures aside)
 /// and at least one ran; 1 otherwise (2, bad input, is the callers').
@@ -167,6 +162,11 @@ struct option_def {
 
 /// Every option of every session command, in the order the help lists them.
 const std::vector<option_def>& session_option_table();
+
+/// The case options of `o` that differ from their defaults, seed and policy aside (repros
+/// place those themselves), in the table's order: as CLI arguments (" --no-perturb --threads
+/// 2,1") or, with `python`, as keywords (", perturb=False, threads=[2, 1]").
+std::string changed_case_options(const run_options& o, bool python);
 
 /// The run options of a plan: its case options, its policy, and the alternative reference
 /// made through `executor` (an unknown name is bad input before anything runs).

@@ -33,7 +33,8 @@ struct output_verdict {
 struct verdict {
   state st = state::passed;
   std::string reason;   ///< one line: the first failing output's reason, or the skip reason
-  std::string policy;   ///< the policy as text, with any fallback noted
+  std::string policy;       ///< the policy as given (its text: a name and parameters)
+  std::string policy_note;  ///< where it could not apply as given, what was used instead
   std::vector<output_verdict> outputs;
 };
 

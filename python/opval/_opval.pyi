@@ -589,7 +589,14 @@ class CaseResult:
     def reason(self) -> str: ...
 
     @property
-    def policy(self) -> str: ...
+    def policy(self) -> str:
+        """the policy as given"""
+
+    @property
+    def policy_note(self) -> str:
+        """
+        where the policy could not apply as given, what was used instead ('' when it applied)
+        """
 
     @property
     def outputs(self) -> list[OutputVerdict]: ...
@@ -735,6 +742,11 @@ def read_array_file(path: str) -> list[tuple[str, str, list[int], bytes]]:
 def unfinished_case(problem: Problem, source: str, backend: Backend, options: RunOptions, state: str, reason: str) -> CaseResult:
     """
     the record of a case that produced no result of its own (CRASH, TIMEOUT), with its repro
+    """
+
+def render_repro(result: CaseResult, style: str = 'cli', backend: str = '', reference: str = '', keywords: str = '', options: RunOptions | None = None) -> str:
+    """
+    the repro of a case from its identity: `opval repro ...` (cli), `python -m opval run ...` (python_run) or `opval.check(...)` (python_check), naming the backend, the reference and more keywords as given
     """
 
 class Worker:

@@ -322,7 +322,8 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     start = time.monotonic()
     for p, source in _problems(op, tag, problems):
         r = _opval.run_case(p, backend, options, source)
-        r.repro = _repro_call(op, kernel_name, r.descriptor, policy, seed, arrays, reference)
+        r.repro = _opval.render_repro(r, "python_check", backend=kernel_name, reference=_reference_name(reference),
+                                      keywords=f"arrays={arrays!r}" if arrays != "numpy" else "")
         summary.add(r)
         results.append(r)
         report += console.result(r)
@@ -336,8 +337,7 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     return result
 
 
-def _repro_call(op: str, kernel: str, descriptor: str, policy: str, seed: int, arrays: str, reference) -> str:
-    extra = "".join([f", policy={policy!r}" if policy != "bound" else "", f", seed={seed}" if seed != 1 else "",
-                     f", arrays={arrays!r}" if arrays != "numpy" else "",
-                     f", reference={reference if isinstance(reference, str) else reference.name!r}" if reference is not None else ""])
-    return f"opval.check({op!r}, {kernel}, problems=[{descriptor!r}]{extra}, verbose=True)"
+def _reference_name(reference: str | _opval.Backend | None) -> str:
+    if reference is None:
+        return ""
+    return reference if isinstance(reference, str) else reference.name

@@ -44,14 +44,6 @@ def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Se
     return _opval.select_problems(tag, list(ops), list(contracts), items, "<opval.run>")
 
 
-def _python_repro(descriptor: str, backend: str, policy: str, seed: int, reference: str | None) -> str:
-    """The command that reruns one case on a framework adapter, or against a reference only
-    Python makes (the CLI has neither)."""
-    extra = ((f" --policy {policy}" if policy != "bound" else "") + (f" --seed {seed}" if seed != 1 else "")
-             + (f" --reference {reference}" if reference else ""))
-    return f"python -m opval run --backend {backend} --problems '{descriptor}'{extra} -v"
-
-
 def _exit_text(returncode: int) -> str:
     if returncode < 0:
         sig = signal.Signals(-returncode)
@@ -198,7 +190,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     # of them do when the reference is one only Python can make (the C++ worker cannot).
     python_reference = reference is not None and not resolve_reference(reference)[0].isolatable
     adapter_names = [b if runs_in_python_worker(b) or (python_reference and isinstance(b, str)) else None for b in specs]
-    python_repro = [b if runs_in_python_worker(b) or python_reference else None for b in specs]
+    python_repro = [(b if isinstance(b, str) else c.name) if runs_in_python_worker(b) or python_reference else None
+                    for b, c in zip(specs, chosen)]
     selected = _select(tag, ops, contracts, problems)
     known = _opval.KnownFailures.load(known_failures) if known_failures else None
     options.backend = ",".join(b.name for b in chosen)
@@ -229,9 +222,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
                     result = worker.run(p, b, options, source)
                 else:
                     result = _opval.run_case(p, b, options, source)
-                if repro_name:
-                    result.repro = _python_repro(result.descriptor, repro_name if isinstance(repro_name, str) else b.name,
-                                                 policy, seed, reference)
+                if repro_name:  # the command that reruns it is Python's (the CLI has no adapters)
+                    result.repro = _opval.render_repro(result, "python_run", backend=repro_name,
+                                                       reference=reference or "", options=options)
                 if known is not None:
                     result.known_failure = known.cause(result.backend, result.descriptor)
                 summary.add(result)

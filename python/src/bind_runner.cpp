@@ -78,7 +78,9 @@ void bind_result(nb::module_& m) {
       .def_prop_ro("state", [](const case_result& r) { return std::string(to_string(r.v.st)); },
                    "PASSED, FAILED, MISTRUSTED, SKIPPED, UNIMPLEMENTED, CRASH or TIMEOUT")
       .def_prop_ro("reason", [](const case_result& r) { return r.v.reason; })
-      .def_prop_ro("policy", [](const case_result& r) { return r.v.policy; })
+      .def_prop_ro("policy", [](const case_result& r) { return r.v.policy; }, "the policy as given")
+      .def_prop_ro("policy_note", [](const case_result& r) { return r.v.policy_note; },
+                   "where the policy could not apply as given, what was used instead ('' when it applied)")
       .def_prop_ro("outputs", [](const case_result& r) { return r.v.outputs; })
       .def_prop_ro("failed", [](const case_result& r) { return is_failure(r.v.st); },
                    "FAILED, MISTRUSTED, CRASH or TIMEOUT")
@@ -151,7 +153,7 @@ void bind_reporters(nb::module_& m) {
 
 void bind_running(nb::module_& m) {
   m.def("run_case", [](const problem& p, const backend_handle& b, const run_options& o, const std::string& source) {
-    return run_case_caught({p, source}, *b.impl, o);
+    return run_case_caught({p, source}, *b.impl, o, b.ref);
   }, nb::arg("problem"), nb::arg("backend"), nb::arg("options"), nb::arg("source") = "",
         nb::call_guard<nb::gil_scoped_release>(),
         "runs one case in this process; an exception is a FAILED case carrying its message");
@@ -184,9 +186,25 @@ void bind_running(nb::module_& m) {
                               std::string_view st, std::string reason) {
     const std::optional<state> parsed = parse_state(st);
     if (!parsed) throw error("unknown state '" + std::string(st) + "'");
-    return unfinished_case({p, source}, *b.impl, o, *parsed, std::move(reason));
+    return unfinished_case({p, source}, *b.impl, o, *parsed, std::move(reason), b.ref);
   }, nb::arg("problem"), nb::arg("source"), nb::arg("backend"), nb::arg("options"), nb::arg("state"), nb::arg("reason"),
         "the record of a case that produced no result of its own (CRASH, TIMEOUT), with its repro");
+  m.def("render_repro", [](const case_result& r, std::string_view style, const std::string& backend,
+                           const std::string& reference, const std::string& keywords, const run_options* options) {
+    case_identity id = r;
+    if (options) {  // the options it ran with, for a result read back from a record
+      id.options = *options;
+      id.options.reference.reset();
+    }
+    const repro_names names{.backend = backend, .reference = reference, .keywords = keywords};
+    if (style == "cli") return render_repro(id, repro_style::cli, names);
+    if (style == "python_run") return render_repro(id, repro_style::python_run, names);
+    if (style == "python_check") return render_repro(id, repro_style::python_check, names);
+    throw error("unknown repro style '" + std::string(style) + "' (known: cli python_run python_check)");
+  }, nb::arg("result"), nb::arg("style") = "cli", nb::arg("backend") = "", nb::arg("reference") = "",
+        nb::arg("keywords") = "", nb::arg("options").none() = nb::none(),
+        "the repro of a case from its identity: `opval repro ...` (cli), `python -m opval run ...` (python_run) or "
+        "`opval.check(...)` (python_check), naming the backend, the reference and more keywords as given");
   nb::class_<case_worker>(m, "Worker", "Runs cases in a worker process: a crash or hang is a verdict")
       .def("__init__", [](case_worker* w, const std::string& executable, double timeout) {
         new (w) case_worker(isolation_options{.worker_executable = executable, .timeout_seconds = timeout});

@@ -212,7 +212,6 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   bench_summary summary;
   for (const bench_job& job : jobs) {
     case_result check = executor->run(job.lp, *job.sb, o);
-    point_repro_at_plugin(check, plan.plugin);
     if (known)
       if (const std::string* cause = known->cause(check.backend, check.descriptor)) check.known_failure = *cause;
     bo.threads = job.threads;

@@ -17,7 +17,7 @@ class in_process final : public case_executor {
  public:
   std::unique_ptr<backend> make(const backend_ref& ref, bool) override { return make_here(ref); }
   case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) override {
-    return run_case_caught(lp, *sb.b, o);
+    return run_case_caught(lp, *sb.b, o, sb.ref);
   }
 };
 
@@ -65,7 +65,10 @@ std::vector<session_backend> make_session_backends(const std::vector<std::string
 
 std::string names_of(const std::vector<session_backend>& backends) {
   std::string names;
-  for (const session_backend& sb : backends) names += (names.empty() ? "" : ",") + sb.b->name();
+  for (const session_backend& sb : backends) {
+    if (!names.empty()) names += ',';
+    names += sb.b->name();  // appended in place: GCC 12 flags the temporary of a concatenation (-Wrestrict)
+  }
   return names;
 }
 

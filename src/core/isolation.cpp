@@ -27,35 +27,30 @@
 #include "opval/error.hpp"
 #include "opval/log.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/reporter.hpp"
-#include "report/report_util.hpp"
+#include "opval/runner.hpp"
 
 extern char** environ;
 
 namespace opval {
 
 case_result unfinished_case(const located_problem& lp, const backend& b, const run_options& o, state st,
-                            std::string reason) {
+                            std::string reason, const backend_ref& made_from) {
   case_result r;
-  r.descriptor = lp.prob.to_string();
-  r.op = std::string(lp.prob.op());
-  r.contract = lp.prob.dt.types_string();
-  r.seed = o.seed;
-  r.backend = b.name();
+  static_cast<case_identity&>(r) = identify(lp.prob, b.name(), o, lp.source, made_from);
   r.backend_version = b.version();
-  r.source = lp.source;
   r.v.st = st;
   r.v.reason = std::move(reason);
   r.v.policy = o.pol.to_string();
-  r.repro = detail::repro_command(r, r.v.policy);
+  r.repro = render_repro(r);
   return r;
 }
 
-case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o) {
+case_result run_case_caught(const located_problem& lp, backend& b, const run_options& o,
+                            const backend_ref& made_from) {
   try {
-    return run_case(lp.prob, b, o, lp.source);
+    return run_case(lp.prob, b, o, lp.source, made_from);
   } catch (const std::exception& e) {
-    return unfinished_case(lp, b, o, state::failed, std::string("exception: ") + e.what());
+    return unfinished_case(lp, b, o, state::failed, std::string("exception: ") + e.what(), made_from);
   }
 }
 
@@ -332,7 +327,8 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
     try {
       return from_json_line(*a.line);
     } catch (const std::exception& e) {
-      return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what());
+      return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what(),
+                             ref);
     }
   }
   std::string notes;
@@ -340,8 +336,8 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
   case_result r =
       a.timed_out ? unfinished_case(lp, b, o, state::timeout,
                                     fmt::format("no result within the time limit of {:g} s: worker killed with "
-                                                "SIGKILL{}", limit, where))
-                  : unfinished_case(lp, b, o, state::crash, exit_text(a.status) + notes + where);
+                                                "SIGKILL{}", limit, where), ref)
+                  : unfinished_case(lp, b, o, state::crash, exit_text(a.status) + notes + where, ref);
   r.times.total = std::chrono::duration<double>(steady::now() - start).count();
   log(log_level::info, fmt::format("lost the worker process ({}): {}; the next case starts a new one",
                                    to_string(r.v.st), r.v.reason));

@@ -9,7 +9,6 @@
 #include <fmt/ranges.h>
 
 #include "core/output_judging.hpp"
-#include "core/repro.hpp"
 #include "core/timed.hpp"
 #include "opval/error.hpp"
 
@@ -211,15 +210,9 @@ case_result judge(const problem& p, std::span<const tensor> inputs, std::span<co
   check_tensors(spec.inputs(p), inputs, "input");
   check_tensors(spec.outputs(p), outputs, "output");
   case_result r;
-  r.descriptor = p.to_string();
-  r.op = std::string(p.op());
-  r.contract = p.dt.types_string();
-  r.seed = o.seed;
-  r.backend = "judge";
-  r.source = source;
+  static_cast<case_identity&>(r) = identify(p, "judge", o, source);
   r.not_applicable = kernel_checks_not_applicable;
   r.repro = in_memory_repro;
-  if (o.reference) r.reference = o.reference->name();
   try {
     std::vector<tensor> refs;
     reference_values alt;
@@ -245,7 +238,9 @@ case_result judge_files(const problem& p, const std::vector<std::string>& input_
   const std::vector<tensor> outs = bind_arrays(p.spec().outputs(p), read_all(output_files), "output");
   case_result r = judge(p, ins, outs, o,
                         fmt::format("inputs {}; outputs {}", fmt::join(input_files, ", "), fmt::join(output_files, ", ")));
-  r.repro = detail::judge_repro(p, input_files, output_files, o);
+  r.input_files = input_files;
+  r.output_files = output_files;
+  r.repro = render_repro(r);
   return r;
 }
 

@@ -159,8 +159,8 @@ class tolerances {
                                                 "u_out*max|ref| {:.3g}) = {:.3g}", m, sim_err, floor_, threshold));
     j.total = map_reference(ref, [&](std::int64_t, double) { return threshold; });
     if (pol.kind == policy_kind::bound)
-      r_.v.policy += " (output '" + output + "' judged relative-to-sim:m=" + fmt::format("{:g}", m) + ": " +
-                     bounds_[i].why_not + ")";
+      r_.v.policy_note += fmt::format("{}output '{}' judged relative-to-sim:m={:g}: {}",
+                                      r_.v.policy_note.empty() ? "" : "; ", output, m, bounds_[i].why_not);
     return j;
   }
 

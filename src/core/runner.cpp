@@ -10,7 +10,6 @@
 
 #include "core/memory_checks.hpp"
 #include "core/output_judging.hpp"
-#include "core/repro.hpp"
 #include "core/timed.hpp"
 #include "core/valgrind_client.hpp"
 #include "opval/guarded_allocator.hpp"
@@ -207,7 +206,6 @@ void check_leaks_into(const problem& p, backend& b, int runs, std::span<const te
   if (!r.memory.leak.leaks) return;
   r.v.reason = r.v.st == state::passed ? r.memory.leak.finding : r.v.reason + "; it also " + r.memory.leak.finding;
   r.v.st = worst_state(r.v.st, state::failed);
-  r.repro += fmt::format(" --leak-check {}", runs);
 }
 
 // Fails the case with `finding` first in its reason, whatever the comparison said: a memory
@@ -253,8 +251,6 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   // A memory finding names the cause; the comparison's own reason, if any, follows it.
   if (std::string memory = kc.findings(); !memory.empty()) {
     fail_with_cause(r, memory, "; comparison: ");
-    if (o.guard && o.guard_at == guard_side::before) r.repro += " --guard-before";
-    if (!o.threads.empty()) r.repro += fmt::format(" --threads {}", fmt::join(o.threads, ","));
   }
   if (r.v.st == state::passed && o.perturb_check) {
     std::string finding = perturbation_finding(p, b, o.seed, kc, ins, outs, refs, js);
@@ -265,18 +261,12 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
 
 }  // namespace
 
-case_result run_case(const problem& p, backend& b, const run_options& o, const std::string& source) {
+case_result run_case(const problem& p, backend& b, const run_options& o, const std::string& source,
+                     const backend_ref& made_from) {
   auto start = steady::now();
   case_result r;
-  r.descriptor = p.to_string();
-  r.op = std::string(p.op());
-  r.contract = p.dt.types_string();
-  r.seed = o.seed;
-  r.backend = b.name();
+  static_cast<case_identity&>(r) = identify(p, b.name(), o, source, made_from);
   r.backend_version = b.version();
-  r.source = source;
-  if (o.reference) r.reference = o.reference->name();
-  r.repro = detail::case_repro(p, o, b.name());
   const unsigned valgrind_errors = detail::valgrind_error_count();
   try {
     support s = b.supports(p);
@@ -296,8 +286,9 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
         fmt::format("valgrind memcheck reported {} error{} during the case (its report is on stderr, above this "
                     "case's line)", found, found == 1 ? "" : "s");
     fail_with_cause(r, finding, "; ");
-    r.repro += " --under valgrind";
+    r.under = "valgrind";
   }
+  r.repro = render_repro(r);
   r.times.total = seconds_since(start);
   if (log_enabled(log_level::debug))
     log(log_level::debug, fmt::format("{} on {}: {} in {:.3g} s", r.descriptor, r.backend, to_string(r.v.st), r.times.total));

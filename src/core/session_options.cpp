@@ -4,6 +4,9 @@
 // tests/python/test_options.py).
 #include "opval/session.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace opval {
 namespace {
 
@@ -216,7 +219,37 @@ std::vector<option_def> all_options() {
   return all;
 }
 
+/// A value as the CLI takes it, or as a Python literal.
+template <class T>
+std::string value_text(const T& v, bool python) {
+  if constexpr (std::is_same_v<T, bool>) return python ? (v ? "True" : "False") : "";
+  else if constexpr (std::is_same_v<T, guard_side>) return python ? (v == guard_side::before ? "True" : "False") : "";
+  else if constexpr (std::is_same_v<T, policy>) return python ? fmt::format("'{}'", v.to_string()) : v.to_string();
+  else if constexpr (std::is_same_v<T, std::vector<int>>)
+    return python ? fmt::format("[{}]", fmt::join(v, ", ")) : fmt::format("{}", fmt::join(v, ","));
+  else if constexpr (std::is_arithmetic_v<T>) return fmt::format("{}", v);
+  else return "";  // no per-case option is text or a list of texts
+}
+
 }  // namespace
+
+std::string changed_case_options(const run_options& o, bool python) {
+  session_plan given, defaults;
+  given.run = o;
+  std::string out;
+  for (const option_def& d : session_option_table()) {
+    if (d.stage != option_stage::per_case || d.keyword == "seed" || d.keyword == "policy") continue;
+    std::visit(
+        [&](auto field) {
+          if (value_text(field(given), true) == value_text(field(defaults), true)) return;
+          const std::string value = value_text(field(given), python);
+          if (python) out += fmt::format(", {}={}", d.keyword, value);
+          else out += fmt::format(" {}{}", d.flag, value.empty() ? "" : " " + value);
+        },
+        d.field);
+  }
+  return out;
+}
 
 const std::vector<option_def>& session_option_table() {
   static const std::vector<option_def> table = all_options();

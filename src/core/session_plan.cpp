@@ -14,7 +14,7 @@ namespace opval {
 namespace {
 
 session_options session_of(const session_plan& plan, bool verbose) {
-  return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures, .plugin = plan.plugin,
+  return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
           .verbose = verbose, .tightness = plan.tightness};
 }
 

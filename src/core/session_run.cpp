@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "core/shell_quote.hpp"
 #include "opval/error.hpp"
 #include "opval/journal.hpp"
 #include "opval/known_failures.hpp"
@@ -47,13 +46,6 @@ std::ofstream open_output(const std::string& path, bool append, std::string_view
   return out;
 }
 
-void point_repro_at_plugin(case_result& r, const std::string& plugin) {
-  if (plugin.empty() || !r.backend.starts_with("plugin:")) return;
-  std::string from = "--backend " + r.backend;
-  if (auto at = r.repro.find(from); at != std::string::npos)
-    r.repro.replace(at, from.size(), "--plugin " + detail::shell_quote(plugin));
-}
-
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err) {
@@ -76,9 +68,8 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   for (const located_problem& lp : problems) {
     for (const session_backend& sb : backends) {
       std::optional<case_result> recorded =
-          journal ? journal->take(lp.prob.to_string(), sb.b->name(), o.seed, lp.source) : std::nullopt;
+          journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
       case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
-      if (!recorded) point_repro_at_plugin(result, s.plugin);
       if (known)
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);

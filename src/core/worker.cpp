@@ -20,7 +20,7 @@
 #include "opval/guarded_allocator.hpp"
 #include "opval/isolation.hpp"
 #include "opval/plugin_backend.hpp"
-#include "opval/reporter.hpp"
+#include "opval/runner.hpp"
 
 namespace opval {
 namespace {
@@ -136,7 +136,7 @@ int worker_main(int argc, char** argv) {
         req.opts.reference->impl = std::shared_ptr<backend>(std::shared_ptr<backend>(), &made);
       }
       const std::string answer =
-          std::string(detail::result_prefix) + to_json_line(run_case_caught(req.lp, b, req.opts)) + "\n";
+          std::string(detail::result_prefix) + to_json_line(run_case_caught(req.lp, b, req.opts, req.ref)) + "\n";
       write_all(answer_fd, answer.data(), answer.size());
     } catch (const std::exception& e) {
       // No record can be made without a problem and a backend: the runner records a CRASH

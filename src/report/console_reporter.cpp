@@ -127,14 +127,13 @@ class console_reporter final : public reporter {
       : out_(out), verbose_(verbose), show_backend_(show_backend) {}
 
   void on_start(const run_options& o) override {
-    policy_text_ = o.pol.to_string();
     // o.backend lists the backends comma-separated; the column fits the longest name.
     for (std::size_t pos = 0; pos <= o.backend.size();) {
       std::size_t end = std::min(o.backend.find(',', pos), o.backend.size());
       backend_width_ = std::max(backend_width_, end - pos);
       pos = end + 1;
     }
-    fmt::print(out_, "opval: backend {}, policy {}, seed {}{}\n", o.backend, policy_text_, o.seed,
+    fmt::print(out_, "opval: backend {}, policy {}, seed {}{}\n", o.backend, o.pol.to_string(), o.seed,
                o.reference ? ", judged against the reference " + o.reference->name() : "");
   }
 
@@ -212,7 +211,8 @@ class console_reporter final : public reporter {
       fmt::print(out_, "  descriptor: {}\n", r.descriptor);
       fmt::print(out_, "  backend {}{}{}; policy {}\n", r.backend,
                  r.backend_version.empty() ? "" : " " + r.backend_version,
-                 r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")", v.policy);
+                 r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")",
+                 v.policy + (v.policy_note.empty() ? "" : " (" + v.policy_note + ")"));
       if (!r.exec.actual_contract.empty())
         fmt::print(out_, "  actual contract: {}\n", r.exec.actual_contract);
       const case_timings& t = r.times;
@@ -232,7 +232,7 @@ class console_reporter final : public reporter {
     if (!r.reference_note.empty()) fmt::print(out_, "  reference: {}\n", r.reference_note);
     if (!r.not_applicable.empty()) fmt::print(out_, "  not applicable: {}\n", r.not_applicable);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
-    fmt::print(out_, "  repro: {}\n", detail::repro_command(r, policy_for_repro(v)));
+    fmt::print(out_, "  repro: {}\n", detail::repro_command(r));
   }
 
   /// One output; its reason is omitted when the case line above already gave it.
@@ -285,12 +285,6 @@ class console_reporter final : public reporter {
                  compact(w.abs_error), w.bound > 0 ? compact(w.bound) : "-", compact(w.ulps));
   }
 
-  /// The policy as the user gave it (the verdict's text may carry a fallback note).
-  std::string policy_for_repro(const verdict& v) const {
-    if (!policy_text_.empty()) return policy_text_;
-    return v.policy.substr(0, v.policy.find(' '));
-  }
-
   std::ostream& out_;
   bool verbose_;
   bool show_backend_;
@@ -300,7 +294,6 @@ class console_reporter final : public reporter {
   time_split split_;
   memory_summary memory_;
   bool header_printed_ = false;
-  std::string policy_text_;
 };
 
 }  // namespace

@@ -8,13 +8,7 @@
 
 namespace opval::detail {
 
-std::string repro_command(const case_result& r, std::string_view policy_text) {
-  if (!r.repro.empty()) return r.repro;
-  std::string cmd = "opval repro " + shell_quote(r.descriptor) + fmt::format(" --seed {}", r.seed);
-  if (!r.backend.empty()) cmd += " --backend " + r.backend;
-  if (!policy_text.empty()) cmd += " --policy " + shell_word(policy_text);
-  return cmd;
-}
+std::string repro_command(const case_result& r) { return r.repro.empty() ? render_repro(r) : r.repro; }
 
 // The descriptor column: the op and the dt (which have their own columns) are dropped,
 // and long descriptors are cut at a token boundary where possible so the table stays

@@ -203,6 +203,28 @@ TEST_F(CliTest, FailingCaseExits1AndPrintsRepro) {
   GTEST_SKIP() << "every smoke case of " << op->name() << " is exact";
 }
 
+/// The repro says every case option the run was given, and rerunning it gives the same verdict.
+TEST_F(CliTest, ReproCarriesTheRunsCaseOptionsAndFailsTheSameWay) {
+  REQUIRE_OP(op);
+  for (const std::string& d : op->suite("smoke")) {
+    cli_result r = opval({"run", "--problems", d, "--policy", "exact", "--no-perturb", "--threads", "1", "--worst", "2"});
+    if (r.code == 0) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(
+  repro: opval repro '([^']+)' (.*)
+)"))) << r.out;
+    EXPECT_EQ(m[2].str(), "--seed 1 --backend sim --policy exact --worst 2 --no-perturb --threads 1");
+    std::vector<std::string> again = {"repro", m[1].str()};
+    for (const char* a : {"--seed", "1", "--backend", "sim", "--policy", "exact", "--worst", "2", "--no-perturb", "--threads", "1"})
+      again.emplace_back(a);
+    cli_result rerun = opval(again);
+    EXPECT_EQ(rerun.code, 1) << rerun.out;
+    EXPECT_NE(rerun.out.find("repro: opval repro '" + m[1].str() + "' " + m[2].str()), std::string::npos) << rerun.out;
+    return;
+  }
+  GTEST_SKIP() << "every smoke case of " << op->name() << " is exact";
+}
+
 TEST_F(CliTest, ReproPrintsWorstElements) {
   REQUIRE_OP(op);
   cli_result r = opval({"repro", op->suite("smoke").front(), "--seed", "3", "--worst", "2"});

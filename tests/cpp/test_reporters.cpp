@@ -317,6 +317,27 @@ TEST(JsonlReporter, OneRecordPerLineWithTheDocumentedFields) {
   EXPECT_EQ(to_json_line(passed_case()) + "\n", out.str().substr(out.str().find('\n') + 1));
 }
 
+// The policy is the one given; a fallback is a note beside it, written only when taken, and
+// no reporter cuts text apart to tell them.
+TEST(JsonlReporter, APolicyFallbackIsItsOwnFieldBesideThePolicy) {
+  case_result r = failed_case();
+  EXPECT_EQ(nlohmann::json::parse(to_json_line(r)).count("policy_note"), 0u);
+  r.v.policy_note = "output 'c' judged relative-to-sim:m=2: n*u_acc >= 0.5";
+  const nlohmann::json j = nlohmann::json::parse(to_json_line(r));
+  EXPECT_EQ(j["policy"], "bound:false_alarm=1e-06");
+  EXPECT_EQ(j["policy_note"], r.v.policy_note);
+  EXPECT_EQ(from_json_line(to_json_line(r)).v.policy_note, r.v.policy_note);
+  std::ostringstream out;
+  auto console = make_console_reporter(out, true);
+  console->on_result(r);
+  EXPECT_NE(out.str().find("policy bound:false_alarm=1e-06 (output 'c' judged relative-to-sim:m=2"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("repro: opval repro 'matmul m=64 n=48 k=33 dt=bf16:f32:bf16 fill=normal' --seed 7 --backend "
+                           "sim --policy bound:false_alarm=1e-06\n"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(JsonlReporter, InvalidUtf8NeverLosesARecord) {
   case_result r = passed_case();
   r.v.reason = "bad byte \xff here";

@@ -65,3 +65,15 @@ def test_an_unknown_or_mistyped_keyword_is_named():
         make_options(seed="one")
     with pytest.raises(ValueError, match="no_such_policy"):
         make_options(policy="no_such_policy")
+
+
+def test_a_repro_names_every_option_the_case_ran_with():
+    import numpy as np
+
+    def ones(x):
+        return np.ones_like(x)
+
+    result = opval.check("relu", ones, problems=["relu shape=8 dt=f32"], perturb=False, worst=2, seed=4)
+    (failure,) = result.failures
+    assert failure.repro == ("opval.check('relu', ones, problems=['relu shape=8 dt=f32:f32:f32'], seed=4, worst=2, "
+                             "perturb=False, verbose=True)")

@@ -6,14 +6,15 @@
 #include <iterator>
 
 #include "opval/error.hpp"
-#include "opval/reporter.hpp"
+#include "opval/runner.hpp"
 
 namespace opval {
 namespace {
 
-std::string case_key(const std::string& descriptor, const std::string& backend, std::uint64_t seed,
-                     const std::string& source) {
-  return descriptor + '\n' + backend + '\n' + std::to_string(seed) + '\n' + source;
+// What a record and the case it answers share (the options are not in a record: a resumed run
+// is given the same ones, docs/CLI.md).
+std::string case_key(const case_identity& id) {
+  return id.descriptor + '\n' + id.backend + '\n' + std::to_string(id.seed) + '\n' + id.source;
 }
 
 }  // namespace
@@ -49,12 +50,11 @@ std::vector<case_result> recover_journal(const std::string& path) {
 
 journal_index::journal_index(std::vector<case_result> records) : left_(records.size()) {
   for (case_result& r : records)
-    by_case_[case_key(r.descriptor, r.backend, r.seed, r.source)].push_back(std::move(r));
+    by_case_[case_key(r)].push_back(std::move(r));
 }
 
-std::optional<case_result> journal_index::take(const std::string& descriptor, const std::string& backend,
-                                               std::uint64_t seed, const std::string& source) {
-  auto it = by_case_.find(case_key(descriptor, backend, seed, source));
+std::optional<case_result> journal_index::take(const case_identity& id) {
+  auto it = by_case_.find(case_key(id));
   if (it == by_case_.end() || it->second.empty()) return std::nullopt;
   case_result r = std::move(it->second.front());
   it->second.pop_front();
