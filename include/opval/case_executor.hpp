@@ -13,9 +13,10 @@
 
 namespace opval {
 
-/// A backend under test, and how a worker process makes the same one.
+/// A backend under test, and how a worker process makes the same one. Shared: a caller that
+/// keeps its backends (the Python layer) hands them to a session without giving them up.
 struct session_backend {
-  std::unique_ptr<backend> b;
+  std::shared_ptr<backend> b;
   backend_ref ref;
 };
 

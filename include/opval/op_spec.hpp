@@ -112,6 +112,11 @@ struct op_registrar {
 };
 }  // namespace detail
 
+/// The problems of every registered op's suite `tag` (ops filtered by `op_filter` when
+/// non-empty), each with its source ("<op> suite <tag> #<n>"). Throws opval::error for an
+/// unknown op or a suite line that does not parse (naming it).
+std::vector<located_problem> suite_problems(const std::string& tag, const std::vector<std::string>& op_filter);
+
 }  // namespace opval
 
 /// Registers an op spec class (default-constructible) at load time.

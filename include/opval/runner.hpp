@@ -134,8 +134,5 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
 /// A backend that is itself an emulation of an op's contract (used for relative-to-sim).
 std::unique_ptr<backend> make_sim_backend();
 
-/// Problems of every registered op's suite `tag` (ops filtered by `op_filter` when non-empty).
-std::vector<located_problem> suite_problems(const std::string& tag,
-                                            const std::vector<std::string>& op_filter);
 
 }  // namespace opval

@@ -50,6 +50,7 @@ struct session_options {
   std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
   bool verbose = false;        ///< explain every case, not only those that did not pass
   bool tightness = false;      ///< end with the error/bound table per op and contract
+  reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
 };
 
 /// Runs every problem on every backend (a problem's backends one after the other, on the same

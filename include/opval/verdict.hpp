@@ -41,4 +41,9 @@ struct verdict {
 /// True for the states that make `opval run` exit non-zero.
 bool is_failure(state s);
 
+/// The state and reason of one output from its metrics and bound (`ov.m`, `ov.bound`):
+/// MISTRUSTED when it is all zero or constant where the reference is not, FAILED beyond the
+/// bound (NaN and Inf mismatches included) or for a systematic rounding bias, else PASSED.
+void decide(output_verdict& ov);
+
 }  // namespace opval

@@ -8,7 +8,7 @@ are for a plugin. See docs/PYTHON.md.
 from __future__ import annotations
 
 import inspect
-import time
+import io
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -315,20 +315,12 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
                            input_check=input_check, perturb=perturb, worst=worst, threads=list(threads),
                            leak_check=leak_check)
     options.backend = backend.name
-    console = _opval.Reporter.console(verbose)
-    report = console.start(options)
-    summary = _opval.RunSummary()
-    results = []
-    start = time.monotonic()
-    for p, source in _problems(op, tag, problems):
-        r = _opval.run_case(p, backend, options, source)
-        r.repro = _opval.render_repro(r, "python_check", backend=kernel_name, reference=_reference_name(reference),
-                                      keywords=f"arrays={arrays!r}" if arrays != "numpy" else "")
-        summary.add(r)
-        results.append(r)
-        report += console.result(r)
-    summary.seconds = time.monotonic() - start
-    report += console.finish(summary)
+    repro = (None, "python_check", kernel_name, _reference_name(reference), f"arrays={arrays!r}" if arrays != "numpy" else "")
+    table = io.StringIO()
+    # The library's session, in this process: the report, the summary.
+    _, summary, results = _opval.run_session(_problems(op, tag, problems), options, [backend], [repro], None,
+                                             out=table, warn=lambda line: None)
+    report = table.getvalue()
     if verbose:
         print(report, end="")
     result = CheckResult(op, kernel_name, results, summary, report, _TRACEBACKS[backend.name])

@@ -193,56 +193,30 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     python_repro = [(b if isinstance(b, str) else c.name) if runs_in_python_worker(b) or python_reference else None
                     for b, c in zip(specs, chosen)]
     selected = _select(tag, ops, contracts, problems)
-    known = _opval.KnownFailures.load(known_failures) if known_failures else None
     options.backend = ",".join(b.name for b in chosen)
-    several = len(chosen) > 1
-    reporters = ([_opval.Reporter.side_by_side()] if several else []) + [_opval.Reporter.console(verbose, several)]
-    python_worker = None
     if isolation == "process" and any(b.isolatable for b in chosen) and worker is None:
         from . import worker_executable
 
         worker = _opval.Worker(worker_executable(), timeout)
-    if isolation == "process" and any(adapter_names):
-        python_worker = PythonWorker(timeout, worker_startup)
-    journal = None
-    if jsonl:
-        os.makedirs(os.path.dirname(os.path.abspath(jsonl)), exist_ok=True)
-        journal = open(jsonl, "w", encoding="utf-8")
-    summary = _opval.RunSummary()
-    results = []
-    start = time.monotonic()
+    python_worker = PythonWorker(timeout, worker_startup) if isolation == "process" and any(adapter_names) else None
+
+    def route(b: _opval.Backend, adapter: str | None, repro_name: str | None):
+        """How b's cases run, and the repro in Python's words when the CLI cannot rerun them."""
+        run_there = None
+        if python_worker and adapter:
+            def run_there(p, source, adapter=adapter, b=b):
+                return python_worker.run(p, source, adapter, b, options, settings)
+        style = "python_run" if repro_name else ""
+        return (run_there, style, repro_name or "", reference or "", "")
+
     try:
-        for r in reporters:
-            out.write(r.start(options))
-        for p, source in selected:
-            for b, adapter, repro_name in zip(chosen, adapter_names, python_repro):
-                if python_worker and adapter:
-                    result = python_worker.run(p, source, adapter, b, options, settings)
-                elif worker and b.isolatable:
-                    result = worker.run(p, b, options, source)
-                else:
-                    result = _opval.run_case(p, b, options, source)
-                if repro_name:  # the command that reruns it is Python's (the CLI has no adapters)
-                    result.repro = _opval.render_repro(result, "python_run", backend=repro_name,
-                                                       reference=reference or "", options=options)
-                if known is not None:
-                    result.known_failure = known.cause(result.backend, result.descriptor)
-                summary.add(result)
-                results.append(result)
-                for r in reporters:
-                    out.write(r.result(result))
-                if journal:
-                    journal.write(result.to_json() + "\n")
-                    journal.flush()
-        summary.seconds = time.monotonic() - start
-        for r in reporters:
-            out.write(r.finish(summary))
+        # The library's session: the reporters, the journal, known failures, the summary.
+        code, summary, results = _opval.run_session(
+            selected, options, chosen, [route(*x) for x in zip(chosen, adapter_names, python_repro)],
+            worker if isolation == "process" else None, out=out,
+            warn=lambda line: logger.warning("%s", line.removeprefix("opval: ")), jsonl=jsonl or "",
+            known_failures=known_failures or "", verbose=verbose)
     finally:
-        if journal:
-            journal.close()
         if python_worker:
             python_worker.close()
-    outcome = RunResult(results, summary)
-    if summary.total - summary.skipped - summary.unimplemented == 0:
-        logger.warning("no case ran (all skipped or unimplemented)")
-    return outcome
+    return RunResult(results, summary)

@@ -1,13 +1,23 @@
 // The session's option table (opval/session.hpp) in Python: the keywords of opval.run,
 // opval.check and opval.judge, their defaults and help, and RunOptions made from keywords
 // through the same fields the CLI sets.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <streambuf>
 
 #include <fmt/format.h>
 
+#include "backend_handle.hpp"
 #include "bindings.hpp"
 #include "opval/error.hpp"
+#include "opval/isolation.hpp"
 #include "opval/session.hpp"
 
 namespace opval::python {
@@ -106,6 +116,136 @@ run_options run_options_from(const nb::dict& keywords) {
   return plan.run;
 }
 
+/// A stream whose complete lines go to a Python file object's write() as they are made, so a
+/// session's table shows case by case (the GIL is taken for each write).
+class python_lines final : public std::streambuf {
+ public:
+  explicit python_lines(nb::object file) : file_(std::move(file)) {}
+  ~python_lines() override { flush_lines(true); }
+
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return 0;
+    pending_ += static_cast<char>(c);
+    if (c == '\n') flush_lines(false);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    pending_.append(s, static_cast<std::size_t>(n));
+    if (pending_.find('\n') != std::string::npos) flush_lines(false);
+    return n;
+  }
+  int sync() override {
+    flush_lines(true);
+    return 0;
+  }
+
+ private:
+  void flush_lines(bool all) {
+    const std::size_t end = all ? pending_.size() : pending_.rfind('\n') + 1;
+    if (end == 0 || pending_.empty()) return;
+    nb::gil_scoped_acquire gil;
+    file_.attr("write")(pending_.substr(0, end));
+    pending_.erase(0, end);
+  }
+  nb::object file_;
+  std::string pending_;
+};
+
+/// How one backend's cases run in a Python session: a Python callable (a framework adapter in
+/// the Python worker process), else opval's worker process when given and the backend can be
+/// made there, else this process; and, for Python's own backends, the repro in Python's words.
+struct python_route {
+  nb::object run;  ///< None, or run(problem, source) -> CaseResult
+  std::optional<repro_style> style;
+  repro_names names;
+};
+
+class python_session_executor final : public case_executor {
+ public:
+  python_session_executor(case_worker* worker, std::map<const backend*, python_route> routes)
+      : worker_(worker), routes_(std::move(routes)) {}
+  std::unique_ptr<backend> make(const backend_ref&, bool) override {
+    throw error("the Python layer makes a Python session's backends");
+  }
+  case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) override {
+    const python_route& route = routes_.at(sb.b.get());
+    case_result r = run_on_route(route, lp, sb, o);
+    if (route.style) {
+      case_identity id = r;
+      id.options = o;
+      id.options.reference.reset();
+      r.repro = render_repro(id, *route.style, route.names);
+    }
+    return r;
+  }
+
+ private:
+  case_result run_on_route(const python_route& route, const located_problem& lp, const session_backend& sb,
+                           const run_options& o) {
+    if (!route.run.is_none()) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<case_result>(route.run(lp.prob, lp.source));
+    }
+    if (worker_ && !sb.ref.empty()) return worker_->run(lp, sb.ref, *sb.b, o);
+    return run_case_caught(lp, *sb.b, o, sb.ref);
+  }
+  case_worker* worker_;
+  std::map<const backend*, python_route> routes_;
+};
+
+/// Collects a session's results and summary for the Python caller.
+class collecting_reporter final : public reporter {
+ public:
+  void on_result(const case_result& r) override { results.push_back(r); }
+  void on_finish(const run_summary& s) override { summary = s; }
+  std::vector<case_result> results;
+  run_summary summary;
+};
+
+std::optional<repro_style> style_named(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name == "python_run") return repro_style::python_run;
+  if (name == "python_check") return repro_style::python_check;
+  if (name == "cli") return repro_style::cli;
+  throw error("unknown repro style '" + name + "' (known: cli python_run python_check)");
+}
+
+using route_tuple = std::tuple<nb::object, std::string, std::string, std::string, std::string>;
+using problem_pair = std::pair<problem, std::string>;
+
+/// The library's run_session for opval.run and opval.check: their backends, each with its route.
+nb::tuple python_run_session(const std::vector<problem_pair>& problems, const run_options& o,
+                             const std::vector<backend_handle>& backends, const std::vector<route_tuple>& routes,
+                             case_worker* worker, nb::object out, nb::object warn, const std::string& jsonl,
+                             const std::string& known_failures, bool verbose) {
+  if (routes.size() != backends.size()) throw error("one route per backend");
+  std::vector<located_problem> located;
+  for (const auto& [p, source] : problems) located.push_back({p, source});
+  std::vector<session_backend> session;
+  std::map<const backend*, python_route> by_backend;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    session.push_back({backends[i].impl, backends[i].ref});
+    const auto& [run, style, backend, reference, keywords] = routes[i];
+    by_backend[backends[i].impl.get()] = {run, style_named(style), {backend, reference, keywords}};
+  }
+  python_session_executor executor(worker, std::move(by_backend));
+  collecting_reporter collected;
+  const session_options s{.jsonl = jsonl, .known_failures = known_failures, .verbose = verbose, .also = &collected};
+  std::ostringstream notes;
+  int code = 0;
+  {
+    python_lines lines(out);
+    std::ostream table(&lines);
+    nb::gil_scoped_release unlocked;
+    code = run_session(located, o, session, executor, s, table, notes);
+    table.flush();
+  }
+  std::istringstream said(notes.str());
+  for (std::string line; std::getline(said, line);) warn(line);
+  return nb::make_tuple(code, collected.summary, collected.results);
+}
+
 }  // namespace
 
 void bind_session(nb::module_& m) {
@@ -118,6 +258,14 @@ void bind_session(nb::module_& m) {
   m.def("run_options", &run_options_from, nb::arg("keywords"),
         "RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, "
         "input_check, threads, leak_check), set as the CLI sets its options");
+  m.def("run_session", &python_run_session, nb::arg("problems"), nb::arg("options"), nb::arg("backends"),
+        nb::arg("routes"), nb::arg("worker").none(), nb::arg("out"), nb::arg("warn"), nb::arg("jsonl") = "",
+        nb::arg("known_failures") = "", nb::arg("verbose") = false,
+        "the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known "
+        "failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, "
+        "keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` "
+        "(None: this process), and the repro in Python's words. Returns (exit code, summary, results); the "
+        "session's notes go to warn(line)");
 }
 
 }  // namespace opval::python

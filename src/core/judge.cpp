@@ -168,7 +168,7 @@ bool compute_references(const problem& p, std::span<const tensor> ins, const run
       return false;
     }
   if (!detail::alternative_outputs(p, ins, o, alt, r)) return false;
-  for (const operand& op : p.spec().outputs(p)) refs.emplace_back(dtype::f64, op.shape);
+  refs = detail::reference_tensors(p.spec().outputs(p));
   detail::timed(r.times.reference, [&] { p.spec().reference(p, ins, refs); });
   return true;
 }

@@ -7,7 +7,14 @@
 #include <fmt/ranges.h>
 #include <xxhash.h>
 
+#include <algorithm>
+
+#include <omp.h>
+
+#include "core/output_judging.hpp"
 #include "opval/error.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/threading.hpp"
 
 namespace opval::detail {
 namespace {
@@ -141,6 +148,119 @@ std::string describe_first(const tensor& t, const element_finding& f) {
   const int digits = static_cast<int>(t.element_size()) * 2;
   return fmt::format("[{}] ({:#0{}x} vs {:#0{}x})", fmt::join(t.unravel(f.first), ","), f.bits_a, digits + 2,
                      f.bits_b, digits + 2);
+}
+
+kernel_checks::kernel_checks(const problem& p, const run_options& o)
+    : p_(p), o_(o), alloc_(o.guard ? shared_guarded_allocator(o.guard_at) : host_allocator()) {}
+
+std::vector<tensor> kernel_checks::inputs(const std::vector<operand>& ops) { return make(ops, "input"); }
+
+std::vector<tensor> kernel_checks::outputs(const std::vector<operand>& ops, int pass) {
+  std::vector<tensor> outs = make(ops, "output");
+  if (o_.poison_check)
+    for (auto& t : outs) poison(t, pass);
+  return outs;
+}
+
+void kernel_checks::remember_inputs(const std::vector<tensor>& ins, const std::vector<operand>& ops) {
+  if (!o_.input_check) return;
+  for (std::size_t i = 0; i < ins.size(); ++i) watched_.push_back({ins[i], ops[i].name, storage_hash(ins[i])});
+}
+
+execution_info kernel_checks::run(backend& b, std::span<const tensor> ins, std::span<tensor> outs,
+                                  backend_run_times* times) {
+  execution_info info = run_backend(b, p_, ins, outs, times);
+  if (o_.guard) {
+    for (const auto& t : ins) check_canaries(t);
+    for (const auto& t : outs) check_canaries(t);
+  }
+  for (auto& w : watched_) check_input(w);
+  return info;
+}
+
+void kernel_checks::compare_passes(const std::vector<operand>& ops, const std::vector<tensor>& pass0,
+                                   const std::vector<tensor>& pass1) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (same_storage(pass0[i], pass1[i])) continue;
+    element_finding nw = never_written(pass0[i], pass1[i]);
+    if (nw.count)
+      add(fmt::format("output '{}': {} of {} elements never written (first at {})", ops[i].name, nw.count,
+                      pass0[i].numel(), format_index(pass0[i].unravel(nw.first))));
+    if (must_repeat())
+      if (auto d = bitwise_differences(pass0[i], 0, pass1[i], 1); d.count)
+        add(fmt::format("nondeterministic: output '{}' differs bitwise between two runs on the same inputs in "
+                        "{} of {} elements, first at {}", ops[i].name, d.count, pass0[i].numel(),
+                        describe_first(pass0[i], d)));
+  }
+}
+
+void kernel_checks::compare_thread_counts(backend& b, std::span<const tensor> ins, const std::vector<operand>& ops,
+                                          const std::vector<tensor>& first) {
+  if (!must_repeat()) return;
+  const int default_threads = omp_get_max_threads();
+  for (int n : o_.threads) {
+    std::vector<tensor> outs = outputs(ops, 0);
+    {
+      omp_threads_scope scope(n);
+      run(b, ins, outs);
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (same_storage(first[i], outs[i])) continue;
+      if (auto d = bitwise_differences(first[i], 0, outs[i], 0); d.count)
+        add(fmt::format("nondeterministic across thread counts: output '{}' with {} threads differs bitwise from "
+                        "the run with {} in {} of {} elements, first at {}", ops[i].name, n, default_threads,
+                        d.count, first[i].numel(), describe_first(first[i], d)));
+    }
+  }
+}
+
+std::string kernel_checks::findings() const { return fmt::format("{}", fmt::join(findings_, "; ")); }
+
+std::vector<tensor> kernel_checks::make(const std::vector<operand>& ops, const char* role) {
+  std::vector<tensor> ts = allocate(ops, alloc_);
+  if (o_.guard)
+    for (std::size_t i = 0; i < ts.size(); ++i) label_guarded_region(ts[i].data(), ops[i].name, fmt::format("{} {}", role, i));
+  return ts;
+}
+
+// Repeats must match bitwise unless the contract allows otherwise or an input was written
+// (the runs then had different inputs).
+bool kernel_checks::must_repeat() const { return p_.dt.deterministic && !input_written_; }
+
+void kernel_checks::add(std::string finding) {
+  if (std::find(findings_.begin(), findings_.end(), finding) == findings_.end()) findings_.push_back(std::move(finding));
+}
+
+void kernel_checks::check_canaries(const tensor& t) {
+  if (auto damage = check_guard_canaries(t.data())) add(*damage);
+}
+
+// The old values cannot be read back after the fact; the fill is deterministic, so a fresh
+// fill from the same seed shows which elements changed.
+void kernel_checks::check_input(watched_input& w) {
+  const std::uint64_t now = storage_hash(w.t);
+  if (now == w.hash) return;
+  w.hash = now;  // report each input once
+  input_written_ = true;
+  const op_spec& spec = p_.spec();
+  std::vector<operand> ops = spec.inputs(p_);
+  std::vector<tensor> fresh = allocate(ops);
+  spec.fill(p_, o_.seed, fresh);
+  const auto k = static_cast<std::size_t>(
+      std::find_if(ops.begin(), ops.end(), [&](const operand& o) { return o.name == w.name; }) - ops.begin());
+  if (k >= ops.size()) return add(fmt::format("kernel wrote input '{}'", w.name));
+  element_finding c = changed_elements(w.t, fresh[k]);
+  if (c.count == 0) return add(fmt::format("kernel wrote input '{}' outside its elements (padding bytes)", w.name));
+  add(fmt::format("kernel wrote input '{}': {} of {} elements changed, first at {}", w.name, c.count, w.t.numel(),
+                  describe_first(w.t, c)));
+}
+
+void check_leaks_into(const problem& p, backend& b, int runs, std::span<const tensor> ins, std::span<tensor> outs,
+                      case_result& r) {
+  r.memory.leak = check_leaks(b, p, ins, outs, runs);
+  if (!r.memory.leak.leaks) return;
+  r.v.reason = r.v.st == state::passed ? r.memory.leak.finding : r.v.reason + "; it also " + r.memory.leak.finding;
+  r.v.st = worst_state(r.v.st, state::failed);
 }
 
 }  // namespace opval::detail

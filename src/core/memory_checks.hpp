@@ -1,10 +1,17 @@
 #pragma once
-// Bit-level checks around a kernel run: poisoned outputs (never-written elements), bitwise
-// repeat equality (determinism) and input hashes (immutability). See docs/SAFETY.md.
+// The memory checks around a kernel run (docs/SAFETY.md): guarded tensors and their canaries,
+// poisoned outputs (never-written elements), bitwise repeat equality (determinism, across
+// thread counts), input hashes (immutability) and leaks; and their bit-level helpers.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "opval/backend.hpp"
+#include "opval/guarded_allocator.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/runner.hpp"
 #include "opval/tensor.hpp"
 
 namespace opval::detail {
@@ -40,5 +47,59 @@ element_finding changed_elements(const tensor& now, const tensor& original);
 
 /// "[i,j] (0x7fc00000 vs 0x3f800000)": the first finding's index and bits.
 std::string describe_first(const tensor& t, const element_finding& f);
+
+/// The tensors handed to the kernel under test and the memory checks around each of its runs
+/// (docs/SAFETY.md): guarded storage whose canaries are checked after each run, poisoned
+/// outputs, input hashes, repeated runs that must match bitwise. Findings are one-line texts,
+/// each kept once.
+class kernel_checks {
+ public:
+  kernel_checks(const problem& p, const run_options& o);
+
+  /// Input tensors for the kernel (guarded and labelled when guards are on).
+  std::vector<tensor> inputs(const std::vector<operand>& ops);
+  /// Output tensors for the kernel, poisoned with pass `pass`'s pattern when poisoning is on.
+  std::vector<tensor> outputs(const std::vector<operand>& ops, int pass);
+  /// Hashes the filled inputs: every later run must leave them bitwise unchanged.
+  void remember_inputs(const std::vector<tensor>& ins, const std::vector<operand>& ops);
+  /// Runs the kernel, then checks the canaries of every tensor it got and the inputs' hashes.
+  execution_info run(backend& b, std::span<const tensor> ins, std::span<tensor> outs,
+                     backend_run_times* times = nullptr);
+  /// Judges two runs of the kernel over outputs poisoned with pass 0 and pass 1: elements
+  /// holding their poison in both were never written; the rest must match bitwise.
+  void compare_passes(const std::vector<operand>& ops, const std::vector<tensor>& pass0,
+                      const std::vector<tensor>& pass1);
+  /// Re-runs the kernel with each of the options' OpenMP thread counts; outputs must match
+  /// `first`'s (computed with the default thread count) bitwise.
+  void compare_thread_counts(backend& b, std::span<const tensor> ins, const std::vector<operand>& ops,
+                             const std::vector<tensor>& first);
+  /// The findings so far, "; "-separated ("" when none).
+  std::string findings() const;
+
+ private:
+  struct watched_input {
+    tensor t;  // shares the kernel's storage
+    std::string name;
+    std::uint64_t hash;
+  };
+
+  std::vector<tensor> make(const std::vector<operand>& ops, const char* role);
+  bool must_repeat() const;
+  void add(std::string finding);
+  void check_canaries(const tensor& t);
+  void check_input(watched_input& w);
+
+  const problem& p_;
+  const run_options& o_;
+  allocator& alloc_;
+  std::vector<watched_input> watched_;
+  std::vector<std::string> findings_;
+  bool input_written_ = false;
+};
+
+/// Runs the kernel `runs` more times (opval/heap_stats.hpp): a kernel whose every run grows
+/// the live heap leaks, and fails its case whatever its numbers.
+void check_leaks_into(const problem& p, backend& b, int runs, std::span<const tensor> ins, std::span<tensor> outs,
+                      case_result& r);
 
 }  // namespace opval::detail

@@ -55,4 +55,7 @@ state worst_state(state a, state b);
 /// "[i,j,k]".
 std::string format_index(const dims& index);
 
+/// Tensors for the op's fp64 reference outputs: f64, the outputs' shapes.
+std::vector<tensor> reference_tensors(const std::vector<operand>& outputs);
+
 }  // namespace opval::detail

@@ -73,16 +73,4 @@ policy parse_policy(std::string_view text) {
   return p;
 }
 
-std::span<const policy_description> policy_descriptions() {
-  static constexpr policy_description table[] = {
-      {policy_kind::bound, "bound[:false_alarm=P]",
-       "default: per-element bound from the op's error analysis of the contract (P: allowed false-alarm rate of "
-       "the probabilistic bound, default 1e-6)"},
-      {policy_kind::relative_to_sim, "relative-to-sim[:m=M]",
-       "|err| <= M * max(error of the contract-exact sim, u_dst * max|ref|), M default 2"},
-      {policy_kind::exact, "exact", "bitwise equal to the rounded fp64 reference"},
-      {policy_kind::fixed, "fixed:rtol=R,atol=A", "|err| <= A + R * |ref| (a guessed tolerance, for comparison)"}};
-  return table;
-}
-
 }  // namespace opval

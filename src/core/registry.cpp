@@ -83,4 +83,23 @@ std::unique_ptr<backend> make_backend(std::string_view name) {
 }
 
 
+std::vector<located_problem> suite_problems(const std::string& tag, const std::vector<std::string>& op_filter) {
+  std::vector<located_problem> out;
+  for (const op_spec* spec : all_ops()) {
+    if (!op_filter.empty() && std::find(op_filter.begin(), op_filter.end(), spec->name()) == op_filter.end())
+      continue;
+    int index = 0;
+    for (const auto& line : spec->suite(tag)) {
+      ++index;
+      try {
+        out.push_back({parse_problem(line), fmt::format("{} suite {} #{}", spec->name(), tag, index)});
+      } catch (const error& e) {
+        throw error(fmt::format("{} suite {} #{} ('{}'): {}", spec->name(), tag, index, line, e.what()));
+      }
+    }
+  }
+  for (const auto& name : op_filter) find_op(name);  // unknown names are bad input
+  return out;
+}
+
 }  // namespace opval

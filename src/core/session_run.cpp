@@ -49,7 +49,10 @@ std::ofstream open_output(const std::string& path, bool append, std::string_view
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err) {
-  std::vector<std::unique_ptr<reporter>> reporters = console_reporters(s, backends.size() > 1, out);
+  std::vector<std::unique_ptr<reporter>> owned = console_reporters(s, backends.size() > 1, out);
+  std::vector<reporter*> reporters;
+  for (auto& r : owned) reporters.push_back(r.get());
+  if (s.also) reporters.push_back(s.also);
   std::optional<journal_index> journal;
   if (!s.resume.empty()) journal = journal_index(recover_journal(s.resume));
   const std::size_t recorded_at_start = journal ? journal->left() : 0;

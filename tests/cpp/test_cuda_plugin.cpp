@@ -16,6 +16,7 @@
 #include "cli_testing.hpp"
 #include "opval/device.hpp"
 #include "opval/plugin_backend.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
 namespace {

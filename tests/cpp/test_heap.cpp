@@ -19,6 +19,7 @@
 #include "cli_testing.hpp"
 #include "opval/heap_stats.hpp"
 #include "opval/plugin_backend.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
 namespace opval {

@@ -20,6 +20,7 @@
 #include "cli_testing.hpp"
 #include "opval/error.hpp"
 #include "opval/plugin_backend.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
 #if !defined(OPVAL_SGEMM_TILED) || !defined(OPVAL_CLI_PATH) || !defined(OPVAL_FLASH_ATTENTION)
