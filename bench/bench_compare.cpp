@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "bench_util.hpp"
-#include "opval/compare.hpp"
-#include "opval/fill.hpp"
+#include "core/compare.hpp"
+#include "core/fill.hpp"
 
 int main(int argc, char** argv) {
   using namespace opval;

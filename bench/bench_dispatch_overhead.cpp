@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/backend_run.hpp"
 #include "opval/backend.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "bench_util.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 
 #ifndef OPVAL_CLI_PATH
 #error "bench/CMakeLists.txt must define OPVAL_CLI_PATH, the opval executable the worker runs"

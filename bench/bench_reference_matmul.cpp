@@ -9,7 +9,7 @@
 
 #include "bench_util.hpp"
 #include "ops/matmul/reference_gemm.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 
 int main(int argc, char** argv) {
   // OpenBLAS 0.3.21 does not recognise this CPU and falls back to its generic Prescott

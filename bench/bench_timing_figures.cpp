@@ -33,9 +33,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "opval/rng.hpp"
-#include "opval/sample_summary.hpp"
-#include "opval/sampler.hpp"
+#include "core/rng.hpp"
+#include "bench/sample_summary.hpp"
+#include "bench/sampler.hpp"
 
 namespace {
 

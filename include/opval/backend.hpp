@@ -7,7 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include "opval/heap_stats.hpp"
 #include "opval/problem.hpp"
 #include "opval/tensor.hpp"
 #include "opval/verdict.hpp"
@@ -31,7 +30,7 @@ struct support {
 struct execution_info {
   std::string implementation;
   std::string actual_contract;  ///< empty = as asked
-  /// Set by a backend run as a float64 reference (opval/alternative_reference.hpp) whose
+  /// Set by a backend run as a float64 reference (core/alternative_reference.hpp) whose
   /// results are nonetheless rounded to the problem's output types: a cast, whose conversion
   /// is the op. It is then judged as a reference at the contract.
   bool rounded_to_output = false;
@@ -61,23 +60,6 @@ class backend {
   /// with no pool of its own.
   virtual std::optional<int> set_threads(int n) { return std::nullopt; }
 };
-
-/// Stage times of one backend run, in seconds.
-struct backend_run_times {
-  double prepare = 0;                  ///< set-up before the computation
-  double kernel = 0;                   ///< execute + synchronize, host wall time
-  std::optional<double> device_kernel; ///< the device's own measure of the kernel
-  run_memory memory;                   ///< heap use of prepare and of the kernel, RSS change
-};
-
-/// prepare, execute and synchronize p on b, timing each part.
-execution_info run_backend(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out,
-                           backend_run_times* times = nullptr);
-
-/// Runs prepare, execute and synchronize `runs` more times on the same tensors and judges
-/// the live heap's growth across them (judge_leaks). Run after a first run, so that caches
-/// filled by the first call (primitive caches, program caches, thread pools) are not leaks.
-leak_check check_leaks(backend& b, const problem& p, std::span<const tensor> in, std::span<tensor> out, int runs);
 
 /// How a worker makes a backend: a registered backend by name, or a kernel plugin by path
 /// (loaded in the worker, so its constructors and kernels run there).

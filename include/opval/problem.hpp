@@ -2,6 +2,7 @@
 // One test problem: an op, its attributes, a contract and a fill. Parses from and prints to
 // a single line: `matmul m=64 n=48 k=33 ta=1 alpha=0.5 dt=bf16:f32:bf16 fill=normal`.
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -59,7 +60,13 @@ struct located_problem {
 };
 
 /// Reads a batch file: one descriptor per line; `#` starts a comment; blank lines ignored;
-/// `include NAME` reads a named shape set from tests/problems/. Throws naming file:line:column.
+/// `include NAME` reads a named shape set (shape_set_dirs). Throws naming file:line:column.
 std::vector<located_problem> read_problem_file(const std::string& path);
+
+/// The folders named shape sets (`resnet50_conv`, ...) are read from, in order: those of
+/// $OPVAL_PROBLEMS_PATH (colon-separated), then `problems/` beside libopval and
+/// `share/opval/problems/` of its prefix, where the build and the installs put them (no
+/// source-tree path is baked into the library).
+std::vector<std::filesystem::path> shape_set_dirs();
 
 }  // namespace opval

@@ -2,19 +2,74 @@
 // Expands suites into cases and runs each: fill, execute, reference, bound, compare, verdict.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "opval/alternative_reference.hpp"
 #include "opval/backend.hpp"
-#include "opval/guarded_allocator.hpp"
 #include "opval/policy.hpp"
 #include "opval/problem.hpp"
 #include "opval/verdict.hpp"
 
 namespace opval {
+
+/// Heap use of one measured section. Bytes are usable sizes (malloc_usable_size), so a block
+/// counts a little more than was asked for (64 KiB asked = 65544 bytes with glibc).
+struct heap_stats {
+  bool measured = false;          ///< false: no allocator hooks in this process, all zero
+  std::int64_t peak_bytes = 0;    ///< highest live heap above the section's start
+  std::int64_t total_bytes = 0;   ///< bytes of all allocations in the section
+  std::int64_t allocations = 0;   ///< number of allocations (a realloc counts as one)
+  std::int64_t releases = 0;      ///< number of blocks released (any age)
+  std::int64_t net_bytes = 0;     ///< live heap at the end minus at the start (< 0: freed older blocks)
+  /// Live blocks at the end minus at the start.
+  std::int64_t net_blocks() const { return allocations - releases; }
+};
+
+/// Memory use of a backend run: the set-up (prepare) and the kernel (execute + synchronize)
+/// apart, since the set-up's allocations (primitives, plans, device buffers) are the
+/// backend's, not the kernel's.
+struct run_memory {
+  heap_stats prepare;
+  heap_stats kernel;
+  std::optional<std::int64_t> kernel_rss_delta;  ///< resident set change across the kernel, bytes
+};
+
+/// The outcome of running a kernel N more times to look for leaks (see check_leaks).
+struct leak_check {
+  int runs = 0;                             ///< 0 = not checked
+  std::vector<std::int64_t> growth;         ///< live heap growth of each run, bytes
+  std::vector<std::int64_t> growth_blocks;  ///< live block count growth of each run
+  bool leaks = false;                       ///< every run left more live blocks and bytes
+  std::int64_t bytes_per_call = 0;          ///< the smallest growth, when leaking
+  std::string finding;                      ///< the verdict's reason when leaking, else why not checked
+};
+
+/// Everything measured about a case's memory.
+struct case_memory {
+  run_memory run;   ///< the case's main run
+  leak_check leak;
+};
+
+/// An alternative reference: another implementation that cases are judged against instead of
+/// the op's own fp64 reference (docs/REFERENCES.md, "Alternative references"): a framework in
+/// float64, as precise as the op's own reference, or any backend at its own contract, whose
+/// rounding error then widens the tolerance (twice the bound). Its functions are in
+/// src/core/alternative_reference.hpp.
+struct alternative_reference {
+  std::shared_ptr<backend> impl;
+  /// How a worker process makes impl again; empty for one made in Python, which then runs in
+  /// the process that made it only.
+  backend_ref ref;
+  /// True: impl computes in float64 and is handed f64 output tensors. False: impl runs the
+  /// problem at its contract, on output tensors of the contract's types.
+  bool float64 = false;
+
+  /// "torch (float64)", "openblas (at the contract)".
+  std::string name() const;
+};
 
 /// How cases run.
 struct run_options {
@@ -33,10 +88,10 @@ struct run_options {
   bool input_check = true;   ///< inputs hashed before and after each run: a write fails
   std::vector<int> threads;  ///< repeat the kernel with each OpenMP thread count: bitwise equal
   /// Runs the kernel this many more times and fails a case whose every run grows the live
-  /// heap (a leak); 0 = off. Needs the allocator hooks (opval/heap_stats.hpp).
+  /// heap (a leak); 0 = off. Needs the allocator hooks (core/heap_stats.hpp).
   int leak_check = 0;
   /// Judge against this implementation instead of the op's own fp64 reference
-  /// (opval/alternative_reference.hpp); the own reference is still computed, to say how far
+  /// (core/alternative_reference.hpp); the own reference is still computed, to say how far
   /// the alternative lies from it.
   std::optional<alternative_reference> reference;
 };
@@ -88,7 +143,7 @@ struct case_result : case_identity {
   /// How far the alternative reference lies from the own reference, output by output.
   std::string reference_note;
   verdict v;
-  /// Set when the case is listed in a known-failures file (opval/known_failures.hpp): the
+  /// Set when the case is listed in a known-failures file (core/known_failures.hpp): the
   /// recorded cause. A known case that fails does not fail the run.
   std::optional<std::string> known_failure;
   case_timings times;

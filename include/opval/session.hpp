@@ -12,12 +12,59 @@
 #include <variant>
 #include <vector>
 
-#include "opval/case_executor.hpp"
-#include "opval/machine_peaks.hpp"
+#include <memory>
+
+#include "opval/backend.hpp"
 #include "opval/problem.hpp"
 #include "opval/reporter.hpp"
+#include "opval/runner.hpp"
 
 namespace opval {
+
+// ---------------------------------------------------------------- executors
+// Where a session's cases run: in a worker process (the default: a crash or hang is a verdict,
+// and backends and plugins are made there first), or in the calling process.
+
+/// The per-case time limit of a worker process, seconds (plus 10 s per GFLOP of the case).
+inline constexpr double default_case_timeout_seconds = 60;
+
+/// A backend under test, and how a worker process makes the same one. Shared: a caller that
+/// keeps its backends (the Python layer) hands them to a session without giving them up.
+struct session_backend {
+  std::shared_ptr<backend> b;
+  backend_ref ref;
+};
+
+/// Runs cases, and makes the backends they run on.
+class case_executor {
+ public:
+  virtual ~case_executor() = default;
+  /// The backend `ref`. In a worker: made there first (a plugin's constructors and metadata
+  /// functions never run in this process before a worker survived them), and known here by
+  /// its identity alone unless `here` (timing needs the backend in this process too).
+  virtual std::unique_ptr<backend> make(const backend_ref& ref, bool here = false) = 0;
+  virtual case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) = 0;
+};
+
+/// `--isolation`: "process" (a worker process with the per-case time limit from
+/// `timeout_seconds`, core/isolation.hpp) or "none" (this process, unprotected); another name
+/// is an opval::error.
+std::unique_ptr<case_executor> make_executor(const std::string& isolation, double timeout_seconds);
+
+/// How the CLI names a backend: a plugin when the text is a path (ends in .so or holds a '/'),
+/// else a registered backend.
+backend_ref backend_ref_of(const std::string& text);
+
+/// The backends under test, each once, in the order given: `names` (sim when none is given and
+/// no plugin), then `plugin`; all made through `executor` before anything runs, so an unknown
+/// name or a plugin that fails to load is bad input.
+std::vector<session_backend> make_session_backends(const std::vector<std::string>& names, const std::string& plugin,
+                                                   case_executor& executor, bool here = false);
+
+/// The backends' names, comma-separated (run_options::backend, for report headers).
+std::string names_of(const std::vector<session_backend>& backends);
+
+// ---------------------------------------------------------------- selection
 
 /// The suite tags every op's suite answers to.
 const std::vector<std::string>& suite_tags();
@@ -47,7 +94,7 @@ bool names_problem_file(const std::string& item);
 struct session_options {
   std::string jsonl;           ///< the journal: one JSON record per case, flushed as it ends
   std::string resume;          ///< a journal to finish: its cases are not run again, the rest appended
-  std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
+  std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   bool verbose = false;        ///< explain every case, not only those that did not pass
   bool tightness = false;      ///< end with the error/bound table per op and contract
   reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
@@ -72,6 +119,10 @@ int run_exit_code(const run_summary& s);
 bool any_case_ran(const run_summary& s);
 
 // ---------------------------------------------------------------- the session plan
+
+/// Where `opval bench --machine` keeps the machine's peaks: $OPVAL_MACHINE_FILE, else
+/// $XDG_CACHE_HOME/opval/machine.json, else ~/.cache/opval/machine.json.
+std::string default_machine_file();
 
 /// How `opval bench` times (docs/BENCHMARKING.md): the fields of its options.
 struct bench_settings {
@@ -106,10 +157,10 @@ struct session_plan {
   run_options run;
   std::string jsonl;
   std::string resume;          ///< a journal to finish: its recorded cases are not run again
-  std::string known_failures;  ///< a known-failures file (opval/known_failures.hpp)
+  std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   std::string under;           ///< asan | valgrind: the CLI reruns itself under that checker
   std::string isolation = "process";
-  double timeout = isolation_options{}.timeout_seconds;
+  double timeout = default_case_timeout_seconds;
   bool verbose = false;
   bool tightness = false;
   std::vector<std::string> judge_inputs, judge_outputs;  ///< `opval judge`'s array files

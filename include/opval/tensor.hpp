@@ -13,6 +13,11 @@ namespace opval {
 
 using dims = std::vector<std::int64_t>;
 
+/// Which side of a guarded tensor the guard page sits on (src/core/guarded_allocator.hpp):
+/// `after` catches writes past the end (the common bug); `before` catches writes before the
+/// start (negative offsets, underflow).
+enum class guard_side { after, before };
+
 /// Where tensor storage comes from. A guarded allocator (memory checks) plugs in here.
 class allocator {
  public:

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "opval/backend.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 
 namespace opval::python {
 

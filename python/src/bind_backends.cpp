@@ -10,7 +10,7 @@
 
 #include "backend_handle.hpp"
 #include "bindings.hpp"
-#include "opval/plugin_backend.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "opval/verdict.hpp"
 
 namespace opval::python {

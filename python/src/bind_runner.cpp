@@ -13,9 +13,9 @@
 #include "backend_handle.hpp"
 #include "bindings.hpp"
 #include "opval/error.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/judge.hpp"
-#include "opval/known_failures.hpp"
+#include "core/known_failures.hpp"
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
 

@@ -17,7 +17,7 @@
 #include "backend_handle.hpp"
 #include "bindings.hpp"
 #include "opval/error.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/session.hpp"
 
 namespace opval::python {

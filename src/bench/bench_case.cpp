@@ -1,4 +1,4 @@
-#include "opval/bench.hpp"
+#include "bench/bench.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 
 #include <omp.h>
 
-#include "opval/cache_flush.hpp"
+#include "bench/cache_flush.hpp"
 #include "opval/error.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

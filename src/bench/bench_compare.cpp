@@ -1,4 +1,4 @@
-#include "opval/bench_compare.hpp"
+#include "bench/bench_compare.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "opval/error.hpp"
-#include "opval/sample_summary.hpp"
+#include "bench/sample_summary.hpp"
 
 namespace opval {
 

@@ -10,13 +10,13 @@
 
 #include <fmt/format.h>
 
-#include "opval/bench_report.hpp"
-#include "opval/environment.hpp"
+#include "bench/bench_report.hpp"
+#include "bench/environment.hpp"
 #include "opval/error.hpp"
-#include "opval/known_failures.hpp"
+#include "core/known_failures.hpp"
 #include "opval/session.hpp"
-#include "opval/sweep.hpp"
-#include "opval/threading.hpp"
+#include "bench/sweep.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

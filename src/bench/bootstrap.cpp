@@ -1,4 +1,4 @@
-#include "opval/bootstrap.hpp"
+#include "bench/bootstrap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
-#include "opval/rng.hpp"
-#include "opval/sample_summary.hpp"
+#include "core/rng.hpp"
+#include "bench/sample_summary.hpp"
 
 namespace opval {
 namespace {

@@ -1,9 +1,9 @@
-#include "opval/cache_flush.hpp"
+#include "bench/cache_flush.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "opval/environment.hpp"
+#include "bench/environment.hpp"
 
 namespace opval {
 namespace {

@@ -1,4 +1,4 @@
-#include "opval/environment.hpp"
+#include "bench/environment.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "opval/hardware_counters.hpp"
+#include "bench/hardware_counters.hpp"
 
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

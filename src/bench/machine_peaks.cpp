@@ -1,4 +1,4 @@
-#include "opval/machine_peaks.hpp"
+#include "bench/machine_peaks.hpp"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "opval/cache_flush.hpp"
+#include "bench/cache_flush.hpp"
 #include "opval/error.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

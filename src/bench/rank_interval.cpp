@@ -1,4 +1,4 @@
-#include "opval/rank_interval.hpp"
+#include "bench/rank_interval.hpp"
 
 #include <algorithm>
 #include <cmath>

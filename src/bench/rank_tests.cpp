@@ -1,4 +1,4 @@
-#include "opval/rank_tests.hpp"
+#include "bench/rank_tests.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "opval/roofline.hpp"
+#include "bench/roofline.hpp"
 
 #include <algorithm>
 

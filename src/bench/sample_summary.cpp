@@ -1,4 +1,4 @@
-#include "opval/sample_summary.hpp"
+#include "bench/sample_summary.hpp"
 
 #include <algorithm>
 #include <cmath>

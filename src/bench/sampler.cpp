@@ -1,4 +1,4 @@
-#include "opval/sampler.hpp"
+#include "bench/sampler.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "opval/environment.hpp"
+#include "bench/environment.hpp"
 #include "opval/error.hpp"
-#include "opval/rank_interval.hpp"
-#include "opval/rank_tests.hpp"
+#include "bench/rank_interval.hpp"
+#include "bench/rank_tests.hpp"
 
 namespace opval {
 namespace {

@@ -1,4 +1,4 @@
-#include "opval/sweep.hpp"
+#include "bench/sweep.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,9 @@
-#include "opval/alternative_reference.hpp"
+#include "core/alternative_reference.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/backend_run.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 

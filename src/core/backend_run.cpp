@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/backend_run.hpp"
+#include "core/heap_stats.hpp"
 #include "opval/backend.hpp"
 
 namespace opval {

@@ -1,9 +1,10 @@
-#include "opval/case_executor.hpp"
+#include "opval/session.hpp"
+#include "core/isolation.hpp"
 
 #include <set>
 
 #include "opval/error.hpp"
-#include "opval/plugin_backend.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 
 namespace opval {
 namespace {
@@ -21,7 +22,7 @@ class in_process final : public case_executor {
   }
 };
 
-// Cases in a worker process, kept from case to case (opval/isolation.hpp).
+// Cases in a worker process, kept from case to case (core/isolation.hpp).
 class in_worker final : public case_executor {
  public:
   explicit in_worker(double timeout_seconds) : worker_(isolation_options{.timeout_seconds = timeout_seconds}) {}

@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "opval/error.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"

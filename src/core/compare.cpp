@@ -1,4 +1,4 @@
-#include "opval/compare.hpp"
+#include "core/compare.hpp"
 
 #include <omp.h>
 

@@ -1,5 +1,5 @@
 // The device runtime registry and device copies of host tensors.
-#include "opval/device.hpp"
+#include "core/device.hpp"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 #include <cmath>
 #include <limits>

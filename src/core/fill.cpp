@@ -1,4 +1,4 @@
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "opval/error.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 
 namespace opval {
 namespace {

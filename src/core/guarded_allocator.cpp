@@ -1,4 +1,4 @@
-#include "opval/guarded_allocator.hpp"
+#include "core/guarded_allocator.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

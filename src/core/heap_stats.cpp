@@ -1,4 +1,4 @@
-#include "opval/heap_stats.hpp"
+#include "core/heap_stats.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // case at a time and reads its answer under a deadline. End of file on the answer pipe means
 // the worker died: its wait status becomes the CRASH reason. No answer in time: the worker is
 // killed (SIGKILL) and the case is a TIMEOUT. Either way the next case gets a fresh worker.
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
-// Reading back a journal (opval/journal.hpp).
-#include "opval/journal.hpp"
+// Reading back a journal (core/journal.hpp).
+#include "core/journal.hpp"
 
 #include <filesystem>
 #include <fstream>

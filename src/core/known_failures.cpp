@@ -1,5 +1,5 @@
 // Reading the known-failures list.
-#include "opval/known_failures.hpp"
+#include "core/known_failures.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -11,10 +11,11 @@
 
 #include <omp.h>
 
+#include "core/backend_run.hpp"
 #include "core/output_judging.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval::detail {
 namespace {

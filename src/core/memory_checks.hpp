@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/backend_run.hpp"
 #include "opval/backend.hpp"
-#include "opval/guarded_allocator.hpp"
+#include "core/guarded_allocator.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 #include "opval/tensor.hpp"
@@ -97,7 +98,7 @@ class kernel_checks {
   bool input_written_ = false;
 };
 
-/// Runs the kernel `runs` more times (opval/heap_stats.hpp): a kernel whose every run grows
+/// Runs the kernel `runs` more times (core/heap_stats.hpp): a kernel whose every run grows
 /// the live heap leaks, and fails its case whatever its numbers.
 void check_leaks_into(const problem& p, backend& b, int runs, std::span<const tensor> ins, std::span<tensor> outs,
                       case_result& r);

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 namespace opval {
 namespace {

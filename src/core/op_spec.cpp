@@ -1,6 +1,6 @@
 #include "opval/op_spec.hpp"
 
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 
 namespace opval {
 

@@ -10,7 +10,7 @@
 #include "core/tolerance_policy.hpp"
 #include "core/timed.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 namespace opval::detail {
 namespace {

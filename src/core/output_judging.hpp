@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "opval/alternative_reference.hpp"
+#include "core/alternative_reference.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"

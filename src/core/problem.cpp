@@ -1,7 +1,10 @@
 #include "opval/problem.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,9 +13,6 @@
 #include "opval/op_spec.hpp"
 #include "opval/tensor.hpp"
 
-#ifndef OPVAL_PROBLEMS_DIR
-#define OPVAL_PROBLEMS_DIR "tests/problems"
-#endif
 
 namespace opval {
 namespace {
@@ -91,21 +91,51 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+}  // namespace
+
+std::vector<std::filesystem::path> shape_set_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  if (const char* path = std::getenv("OPVAL_PROBLEMS_PATH"); path && *path)
+    for (std::string_view rest = path; !rest.empty();) {
+      const std::size_t colon = rest.find(':');
+      if (const std::string_view item = rest.substr(0, colon); !item.empty()) dirs.emplace_back(item);
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  // Where this library is: the shape sets are installed beside it (problems/), or in the
+  // share/ folder of its prefix.
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&shape_set_dirs), &info) && info.dli_fname) {
+    std::error_code ec;
+    const fs::path library = fs::canonical(info.dli_fname, ec);
+    if (!ec)
+      for (const fs::path& dir : {library.parent_path() / "problems", library.parent_path().parent_path() / "share/opval/problems"})
+        if (fs::is_directory(dir, ec)) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+namespace {
+
 std::filesystem::path resolve_problem_file(const std::string& name, const std::filesystem::path& base) {
   namespace fs = std::filesystem;
   // The non-throwing status: a name the OS refuses (too long, a loop of links, no permission)
   // is bad input like a missing file, named in the error rather than a filesystem_error.
   std::string refused;
-  for (fs::path candidate : {base / name, base / (name + ".txt"), fs::path(OPVAL_PROBLEMS_DIR) / name,
-                             fs::path(OPVAL_PROBLEMS_DIR) / (name + ".txt")}) {
+  std::vector<fs::path> candidates = {base / name, base / (name + ".txt")};
+  for (const fs::path& dir : shape_set_dirs()) candidates.insert(candidates.end(), {dir / name, dir / (name + ".txt")});
+  for (const fs::path& candidate : candidates) {
     std::error_code ec;
     if (fs::is_regular_file(candidate, ec)) return candidate;
     if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && refused.empty())
       refused = ": " + ec.message();
   }
   if (!refused.empty()) throw error("cannot read problem file '" + name + "'" + refused);
+  std::string dirs;
+  for (const fs::path& dir : shape_set_dirs()) dirs += (dirs.empty() ? "" : ", ") + dir.string();
   throw error("cannot read problem file '" + name + "' (no such file, nor a shape set in " +
-              std::string(OPVAL_PROBLEMS_DIR) + ")");
+              (dirs.empty() ? std::string("no shape-set folder: none beside libopval, $OPVAL_PROBLEMS_PATH unset") : dirs) +
+              ")");
 }
 
 /// Longer lines are no descriptors: the file is binary or runaway, and is not read whole.

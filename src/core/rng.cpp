@@ -1,4 +1,4 @@
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 
 #include <cmath>
 #include <numbers>

@@ -8,17 +8,18 @@
 #include <fmt/ranges.h>
 #include <omp.h>
 
+#include "core/backend_run.hpp"
 #include "core/memory_checks.hpp"
 #include "core/output_judging.hpp"
 #include "core/perturbation.hpp"
 #include "core/timed.hpp"
 #include "core/valgrind_client.hpp"
-#include "opval/guarded_allocator.hpp"
+#include "core/guarded_allocator.hpp"
 #include "opval/error.hpp"
 #include "opval/log.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

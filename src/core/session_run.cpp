@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
-#include "opval/journal.hpp"
-#include "opval/known_failures.hpp"
+#include "core/journal.hpp"
+#include "core/known_failures.hpp"
 #include "opval/session.hpp"
 
 namespace opval {

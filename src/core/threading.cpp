@@ -1,4 +1,4 @@
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 #include <sched.h>
 #include <sys/syscall.h>

@@ -6,9 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "core/backend_run.hpp"
 #include "core/timed.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 namespace opval::detail {
 namespace {

@@ -1,4 +1,4 @@
-// The worker process of process isolation (opval/isolation.hpp): `opval __worker <runner
+// The worker process of process isolation (core/isolation.hpp): `opval __worker <runner
 // pid>`. It keeps its backends (and loaded plugins) from case to case, so a batch of cases
 // pays for one process start. A SIGSEGV or SIGBUS is described on the answer pipe before the
 // process dies of it: the runner's CRASH reason then names the guard page and the tensor hit.
@@ -17,9 +17,9 @@
 
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
-#include "opval/guarded_allocator.hpp"
-#include "opval/isolation.hpp"
-#include "opval/plugin_backend.hpp"
+#include "core/guarded_allocator.hpp"
+#include "core/isolation.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "opval/runner.hpp"
 
 namespace opval {

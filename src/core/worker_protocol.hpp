@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 
 namespace opval::detail {
 

@@ -1,4 +1,4 @@
-#include "opval/bench_report.hpp"
+#include "bench/bench_report.hpp"
 
 #include <map>
 #include <ostream>

@@ -13,6 +13,7 @@
 #include <fmt/ostream.h>
 
 #include "opval/reporter.hpp"
+#include "core/heap_stats.hpp"
 #include "report/report_util.hpp"
 
 namespace opval {

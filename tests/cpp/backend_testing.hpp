@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "opval/backend.hpp"
-#include "opval/device.hpp"
+#include "core/device.hpp"
 #include "opval/error.hpp"
-#include "opval/known_failures.hpp"
+#include "core/known_failures.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"

@@ -1,4 +1,4 @@
-// Judging against an alternative reference (opval/alternative_reference.hpp): a float64
+// Judging against an alternative reference (core/alternative_reference.hpp): a float64
 // reference equal to opval's own changes no verdict; one at the contract widens the bound to
 // twice, and still catches a planted bug; a wrong reference fails a correct kernel and the
 // reason names the reference as differing from opval's own; a problem the reference cannot
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "opval/alternative_reference.hpp"
+#include "core/alternative_reference.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 #include "ops/op_testing.hpp"

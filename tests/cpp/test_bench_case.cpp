@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "opval/bench.hpp"
-#include "opval/cache_flush.hpp"
+#include "bench/bench.hpp"
+#include "bench/cache_flush.hpp"
 #include "ops/op_testing.hpp"
 
 namespace opval {

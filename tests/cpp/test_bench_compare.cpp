@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "opval/bench_compare.hpp"
+#include "bench/bench_compare.hpp"
 #include "opval/error.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 
 namespace opval {
 namespace {

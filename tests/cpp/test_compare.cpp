@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "opval/compare.hpp"
+#include "core/compare.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "backend_testing.hpp"
 #include "cli_testing.hpp"
 #include "opval/backend.hpp"
-#include "opval/device.hpp"
+#include "core/device.hpp"
 #include "opval/runner.hpp"
 
 namespace {

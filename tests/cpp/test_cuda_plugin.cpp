@@ -14,8 +14,8 @@
 
 #include "backend_testing.hpp"
 #include "cli_testing.hpp"
-#include "opval/device.hpp"
-#include "opval/plugin_backend.hpp"
+#include "core/device.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "opval/environment.hpp"
+#include "bench/environment.hpp"
 
 namespace opval {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "opval/contract.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 namespace {
 

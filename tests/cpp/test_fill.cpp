@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "opval/error.hpp"
-#include "opval/fill.hpp"
-#include "opval/rng.hpp"
+#include "core/fill.hpp"
+#include "core/rng.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "opval/error.hpp"
-#include "opval/hardware_counters.hpp"
+#include "bench/hardware_counters.hpp"
 
 namespace opval {
 namespace {

@@ -1,4 +1,4 @@
-// Memory accounting and leak detection (opval/heap_stats.hpp): the allocator hooks count what
+// Memory accounting and leak detection (core/heap_stats.hpp): the allocator hooks count what
 // a section allocates and nothing outside it, peak and total differ as they should, and a
 // kernel that leaks on every call FAILS with the bytes it leaks, in-process and through the
 // CLI, while a correct kernel and the real libraries' caches are not taken for leaks.
@@ -17,8 +17,8 @@
 
 #include "backend_testing.hpp"
 #include "cli_testing.hpp"
-#include "opval/heap_stats.hpp"
-#include "opval/plugin_backend.hpp"
+#include "core/heap_stats.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 

@@ -3,7 +3,7 @@
 // run, and no case fails for it. test_heap covers the program with the hooks.
 #include <gtest/gtest.h>
 
-#include "opval/heap_stats.hpp"
+#include "core/heap_stats.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"
 

@@ -1,4 +1,4 @@
-// Process isolation and the journal (opval/isolation.hpp, opval/journal.hpp, docs/SAFETY.md):
+// Process isolation and the journal (core/isolation.hpp, core/journal.hpp, docs/SAFETY.md):
 // a case_result survives its JSON round trip; the misbehaving plugins that segfault, abort,
 // exit(0) or hang get CRASH / TIMEOUT with the signal, the descriptor and the repro command
 // while every other case of the run keeps its normal verdict in the journal; a runner
@@ -26,9 +26,9 @@
 #include "cli_testing.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/policy.hpp"
-#include "opval/journal.hpp"
+#include "core/journal.hpp"
 #include "opval/reporter.hpp"
 #include "opval/runner.hpp"
 

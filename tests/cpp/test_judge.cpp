@@ -14,6 +14,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/backend_run.hpp"
 #include "cli_testing.hpp"
 #include "opval/error.hpp"
 #include "opval/judge.hpp"

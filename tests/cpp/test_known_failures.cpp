@@ -5,7 +5,7 @@
 #include <string>
 
 #include "opval/error.hpp"
-#include "opval/known_failures.hpp"
+#include "core/known_failures.hpp"
 #include "opval/problem.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "opval/backend.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/log.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "opval/error.hpp"
-#include "opval/machine_peaks.hpp"
-#include "opval/roofline.hpp"
+#include "bench/machine_peaks.hpp"
+#include "bench/roofline.hpp"
 
 namespace opval {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "opval/guarded_allocator.hpp"
-#include "opval/plugin_backend.hpp"
+#include "core/guarded_allocator.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "ops/op_testing.hpp"
 
 namespace {

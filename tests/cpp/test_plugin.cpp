@@ -19,7 +19,7 @@
 
 #include "cli_testing.hpp"
 #include "opval/error.hpp"
-#include "opval/plugin_backend.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 

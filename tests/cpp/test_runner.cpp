@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "opval/error.hpp"
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 #include "opval/policy.hpp"
 #include "ops/op_testing.hpp"
 

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "opval/error.hpp"
-#include "opval/rng.hpp"
-#include "opval/sampler.hpp"
+#include "core/rng.hpp"
+#include "bench/sampler.hpp"
 
 namespace opval {
 namespace {

@@ -3,9 +3,13 @@
 // what is wrong. tests/python/test_runner.py checks that the CLI and Python select alike.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,6 +115,36 @@ TEST(session_run, executors_and_backend_names) {
   EXPECT_EQ(backend_ref_of("plugins/k").plugin_path, "plugins/k");
   const std::unique_ptr<case_executor> executor = make_executor("none", 0);
   EXPECT_THROW(make_session_backends({"no_such_backend"}, "", *executor), error);
+}
+
+}  // namespace
+
+namespace {
+
+// Shape sets are found relative to the library (and $OPVAL_PROBLEMS_PATH), never through a
+// source-tree path baked into it: an installed opval finds its own.
+TEST(session_selection, shape_sets_are_found_beside_the_library_and_on_the_problems_path) {
+  const std::vector<std::filesystem::path> dirs = opval::shape_set_dirs();
+  ASSERT_FALSE(dirs.empty());
+  EXPECT_TRUE(std::filesystem::exists(dirs.front() / "resnet50_conv.txt")) << dirs.front();
+  const std::filesystem::path mine = std::filesystem::temp_directory_path() / ("opval_sets_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(mine);
+  std::ofstream(mine / "my_layers.txt") << "relu shape=7\nrelu shape=9\n";
+  ::setenv("OPVAL_PROBLEMS_PATH", mine.c_str(), 1);
+  const auto selected = opval::select_problems({.problems = {"my_layers"}});
+  ::unsetenv("OPVAL_PROBLEMS_PATH");
+  std::filesystem::remove_all(mine);
+  ASSERT_EQ(selected.size(), 2u);
+  EXPECT_EQ(selected[1].prob.to_string(), "relu shape=9 dt=f32:f32:f32");
+}
+
+TEST(session_selection, the_library_holds_no_source_tree_path_to_its_shape_sets) {
+  Dl_info info{};
+  ASSERT_NE(::dladdr(reinterpret_cast<const void*>(&opval::shape_set_dirs), &info), 0);
+  std::ifstream in(info.dli_fname, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes.find(std::string(OPVAL_SOURCE_DIR) + "/tests/problems"), std::string::npos) << info.dli_fname;
 }
 
 }  // namespace

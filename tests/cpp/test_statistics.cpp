@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "opval/bootstrap.hpp"
+#include "bench/bootstrap.hpp"
 #include "opval/error.hpp"
-#include "opval/rank_interval.hpp"
-#include "opval/rank_tests.hpp"
-#include "opval/rng.hpp"
-#include "opval/sample_summary.hpp"
+#include "bench/rank_interval.hpp"
+#include "bench/rank_tests.hpp"
+#include "core/rng.hpp"
+#include "bench/sample_summary.hpp"
 
 namespace opval {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "opval/error.hpp"
-#include "opval/bench_report.hpp"
-#include "opval/sweep.hpp"
+#include "bench/bench_report.hpp"
+#include "bench/sweep.hpp"
 
 namespace opval {
 namespace {

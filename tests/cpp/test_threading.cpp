@@ -11,7 +11,7 @@
 #include <omp.h>
 
 #include "opval/error.hpp"
-#include "opval/threading.hpp"
+#include "core/threading.hpp"
 
 namespace opval {
 namespace {

@@ -21,11 +21,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "opval/bench_compare.hpp"
-#include "opval/bench_report.hpp"
+#include "bench/bench_compare.hpp"
+#include "bench/bench_report.hpp"
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
-#include "opval/isolation.hpp"
+#include "core/isolation.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
 
@@ -294,7 +294,7 @@ int opval_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The hidden worker mode of process isolation (opval/isolation.hpp), before any parsing.
+  // The hidden worker mode of process isolation (core/isolation.hpp), before any parsing.
   if (argc > 1 && std::string_view(argv[1]) == opval::worker_argument) return opval::worker_main(argc, argv);
   try {
     return opval_main(argc, argv);

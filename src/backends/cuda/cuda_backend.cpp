@@ -18,7 +18,7 @@
 #include "backends/cuda/cuda_runtime.hpp"
 #include "backends/op_handlers.hpp"
 #include "opval/backend.hpp"
-#include "opval/device.hpp"
+#include "core/device.hpp"
 #include "opval/error.hpp"
 
 namespace opval::cuda {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "opval/device.hpp"
+#include "core/device.hpp"
 
 namespace opval::cuda {
 

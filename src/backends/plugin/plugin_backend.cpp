@@ -3,7 +3,7 @@
 // strides and padding the case asks for. A plugin that asks for device tensors
 // (opval_plugin_device) gets device copies of the same strided extents, through the device
 // runtime registered for that kind (none in a build without CUDA: its cases are SKIPPED).
-#include "opval/plugin_backend.hpp"
+#include "backends/plugin/plugin_backend.hpp"
 
 #include <dlfcn.h>
 
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "opval/device.hpp"
+#include "core/device.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/plugin.h"

@@ -30,7 +30,7 @@
 
 #include <fmt/format.h>
 
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "ops/attention/attention_spec.hpp"
 #include "ops/softmax/softmax_numerics.hpp"
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
-#include "opval/fill.hpp"
-#include "opval/rng.hpp"
+#include "core/fill.hpp"
+#include "core/rng.hpp"
 #include "ops/attention/attention_spec.hpp"
 
 namespace opval::ops::attention {

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::eltwise {

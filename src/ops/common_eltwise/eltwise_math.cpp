@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 
 namespace opval::ops::eltwise {
 

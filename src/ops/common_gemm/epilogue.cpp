@@ -4,7 +4,7 @@
 
 #include "ops/common_eltwise/activations.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::common_gemm {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "opval/error.hpp"
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 
 namespace opval::ops::common_gemm {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/common_gemm/epilogue.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::common_gemm {

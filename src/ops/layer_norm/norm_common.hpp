@@ -18,10 +18,10 @@
 
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
-#include "opval/fill.hpp"
+#include "core/error_model.hpp"
+#include "core/fill.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 #include "ops/reduce/summation.hpp"
 
 namespace opval::ops::norm {

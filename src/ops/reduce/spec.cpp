@@ -23,8 +23,8 @@
 
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
-#include "opval/fill.hpp"
+#include "core/error_model.hpp"
+#include "core/fill.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::reduce {

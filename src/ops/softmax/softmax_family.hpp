@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
-#include "opval/fill.hpp"
+#include "core/error_model.hpp"
+#include "core/fill.hpp"
 #include "opval/op_spec.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 #include "ops/softmax/softmax_numerics.hpp"
 
 namespace opval::ops::softmax {

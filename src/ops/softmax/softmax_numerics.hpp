@@ -46,7 +46,7 @@
 #include <fmt/format.h>
 
 #include "opval/contract.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::softmax {

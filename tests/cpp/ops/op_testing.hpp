@@ -16,7 +16,7 @@
 
 #include "opval/backend.hpp"
 #include "opval/error.hpp"
-#include "opval/error_model.hpp"
+#include "core/error_model.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"

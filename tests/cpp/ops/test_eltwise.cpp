@@ -10,7 +10,7 @@
 #include "ops/op_testing.hpp"
 #include "opval/contract.hpp"
 #include "opval/error.hpp"
-#include "opval/fill.hpp"
+#include "core/fill.hpp"
 
 namespace opval {
 namespace {

@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "opval/error.hpp"
-#include "opval/rng.hpp"
+#include "core/rng.hpp"
 #include "ops/softmax/softmax_family.hpp"
 #include "ops/op_testing.hpp"
 

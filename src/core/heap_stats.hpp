@@ -9,45 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "opval/runner.hpp"
+
 namespace opval {
 
-/// Heap use of one measured section. Bytes are usable sizes (malloc_usable_size), so a block
-/// counts a little more than was asked for (64 KiB asked = 65544 bytes with glibc).
-struct heap_stats {
-  bool measured = false;          ///< false: no allocator hooks in this process, all zero
-  std::int64_t peak_bytes = 0;    ///< highest live heap above the section's start
-  std::int64_t total_bytes = 0;   ///< bytes of all allocations in the section
-  std::int64_t allocations = 0;   ///< number of allocations (a realloc counts as one)
-  std::int64_t releases = 0;      ///< number of blocks released (any age)
-  std::int64_t net_bytes = 0;     ///< live heap at the end minus at the start (< 0: freed older blocks)
-  /// Live blocks at the end minus at the start.
-  std::int64_t net_blocks() const { return allocations - releases; }
-};
+// The types of the measurements (heap_stats, run_memory, leak_check, case_memory) are in
+// opval/runner.hpp, with the case result that records them.
 
-/// Memory use of a backend run: the set-up (prepare) and the kernel (execute + synchronize)
-/// apart, since the set-up's allocations (primitives, plans, device buffers) are the
-/// backend's, not the kernel's.
-struct run_memory {
-  heap_stats prepare;
-  heap_stats kernel;
-  std::optional<std::int64_t> kernel_rss_delta;  ///< resident set change across the kernel, bytes
-};
-
-/// The outcome of running a kernel N more times to look for leaks (see check_leaks).
-struct leak_check {
-  int runs = 0;                             ///< 0 = not checked
-  std::vector<std::int64_t> growth;         ///< live heap growth of each run, bytes
-  std::vector<std::int64_t> growth_blocks;  ///< live block count growth of each run
-  bool leaks = false;                       ///< every run left more live blocks and bytes
-  std::int64_t bytes_per_call = 0;          ///< the smallest growth, when leaking
-  std::string finding;                      ///< the verdict's reason when leaking, else why not checked
-};
-
-/// Everything measured about a case's memory.
-struct case_memory {
-  run_memory run;   ///< the case's main run
-  leak_check leak;
-};
 
 /// "" when the allocator hooks are linked and see allocations, else why the heap is not
 /// measured ("no allocator hooks in this program", "... bypassed (valgrind?)").

@@ -11,22 +11,12 @@
 #include <vector>
 
 #include "opval/backend.hpp"
-#include "opval/compare.hpp"
+#include "opval/runner.hpp"
+#include "core/compare.hpp"
 
 namespace opval {
 
-struct alternative_reference {
-  std::shared_ptr<backend> impl;
-  /// How a worker process makes impl again; empty for one made in Python, which then runs in
-  /// the process that made it only.
-  backend_ref ref;
-  /// True: impl computes in float64 and is handed f64 output tensors. False: impl runs the
-  /// problem at its contract, on output tensors of the contract's types.
-  bool float64 = false;
-
-  /// "torch (float64)", "openblas (at the contract)".
-  std::string name() const;
-};
+// The alternative_reference itself (what run_options names) is in opval/runner.hpp.
 
 /// Whether the reference can compute p; when it cannot, the case's verdict: SKIPPED (or
 /// UNIMPLEMENTED), with a reason naming the reference.

@@ -12,9 +12,6 @@
 
 namespace opval {
 
-/// Which side of the buffer the guard page sits on. `after` catches writes past the end
-/// (the common bug); `before` catches writes before the start (negative offsets, underflow).
-enum class guard_side { after, before };
 
 /// An allocator whose every allocation is a separate guarded mapping (see file comment).
 /// Allocations are listed in a process-wide registry (fixed capacity, lock-free) that

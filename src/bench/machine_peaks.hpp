@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "opval/environment.hpp"
+#include "bench/environment.hpp"
+#include "opval/session.hpp"
 
 namespace opval {
 
@@ -51,9 +52,7 @@ struct peak_options {
 /// Measures the peaks (seconds to a minute: the STREAM arrays are 4 x the last-level cache).
 machine_peaks measure_machine_peaks(const peak_options& o = {});
 
-/// The default cache file: $OPVAL_MACHINE_FILE, else $XDG_CACHE_HOME/opval/machine.json, else
-/// ~/.cache/opval/machine.json.
-std::string default_machine_file();
+// default_machine_file(), the cache file's default, is declared in opval/session.hpp.
 
 /// Throws opval::error unless `path` can be written (its folder is created): checked before a
 /// measurement that would otherwise be lost.

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "opval/dtype.hpp"
-#include "opval/machine_peaks.hpp"
+#include "bench/machine_peaks.hpp"
 
 namespace opval {
 

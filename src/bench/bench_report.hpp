@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "opval/bench.hpp"
-#include "opval/bench_compare.hpp"
-#include "opval/environment.hpp"
-#include "opval/sweep.hpp"
+#include "bench/bench.hpp"
+#include "bench/bench_compare.hpp"
+#include "bench/environment.hpp"
+#include "bench/sweep.hpp"
 
 namespace opval {
 

@@ -10,12 +10,12 @@
 #include <optional>
 
 #include "opval/backend.hpp"
-#include "opval/hardware_counters.hpp"
-#include "opval/machine_peaks.hpp"
-#include "opval/roofline.hpp"
+#include "bench/hardware_counters.hpp"
+#include "bench/machine_peaks.hpp"
+#include "bench/roofline.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
-#include "opval/sampler.hpp"
+#include "bench/sampler.hpp"
 
 namespace opval {
 

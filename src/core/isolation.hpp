@@ -16,6 +16,7 @@
 #include "opval/backend.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"
+#include "opval/session.hpp"
 
 namespace opval {
 
@@ -42,7 +43,7 @@ struct isolation_options {
   std::string worker_executable = "/proc/self/exe";
   /// Per-case limit: `timeout_seconds` plus `seconds_per_gflop` per GFLOP of the case's work
   /// (op_spec::counts), so large problems, whose fp64 reference alone takes long, get more.
-  double timeout_seconds = 60;
+  double timeout_seconds = default_case_timeout_seconds;
   double seconds_per_gflop = 10;
 };
 

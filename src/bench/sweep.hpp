@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "opval/bench.hpp"
+#include "bench/bench.hpp"
 
 namespace opval {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "opval/bootstrap.hpp"
-#include "opval/rank_tests.hpp"
+#include "bench/bootstrap.hpp"
+#include "bench/rank_tests.hpp"
 
 namespace opval {
 

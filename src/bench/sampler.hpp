@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "opval/bootstrap.hpp"
-#include "opval/sample_summary.hpp"
+#include "bench/bootstrap.hpp"
+#include "bench/sample_summary.hpp"
 
 namespace opval {
 

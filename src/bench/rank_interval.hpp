@@ -5,7 +5,7 @@
 // interval and confirms the stop.
 #include <span>
 
-#include "opval/bootstrap.hpp"
+#include "bench/bootstrap.hpp"
 
 namespace opval {
 
