@@ -206,6 +206,7 @@ struct option_def {
   bool negated = false;         ///< a flag that turns its field off (--no-perturb: perturb=False)
   double min = -std::numeric_limits<double>::infinity();  ///< a number's range
   double max = std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;   ///< the value must exceed `min` (a time limit: any positive one)
   std::string_view choices;     ///< the words a text may be, space-separated; empty: any
   char delimiter = 0;           ///< a list's separator within one argument (',')
   bool show_default = false;    ///< the help shows the default value
@@ -214,6 +215,12 @@ struct option_def {
 
 /// Every option of every session command, in the order the help lists them.
 const std::vector<option_def>& session_option_table();
+
+/// Why `text` is no value of option `d` ("" when it is one): not a number of the field's type
+/// (a list's element, for a list) or outside its range, or a word not among its choices.
+std::string option_value_error(const option_def& d, std::string_view text);
+/// The range of a numeric option as the help says it ("an integer from 0 to 1000"); "" for none.
+std::string option_value_rule(const option_def& d);
 
 /// The case options of `o` that differ from their defaults, seed and policy aside (repros
 /// place those themselves), in the table's order: as CLI arguments (" --no-perturb --threads

@@ -319,7 +319,7 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     table = io.StringIO()
     # The library's session, in this process: the report, the summary.
     _, summary, results = _opval.run_session(_problems(op, tag, problems), options, [backend], [repro], None,
-                                             out=table, warn=lambda line: None)
+                                             out=table, warn=lambda line: None, verbose=verbose)
     report = table.getvalue()
     if verbose:
         print(report, end="")

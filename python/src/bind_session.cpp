@@ -7,6 +7,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -117,11 +118,20 @@ run_options run_options_from(const nb::dict& keywords) {
 }
 
 /// A stream whose complete lines go to a Python file object's write() as they are made, so a
-/// session's table shows case by case (the GIL is taken for each write).
+/// session's table shows case by case (the GIL is taken for each write). A write that raises
+/// (a closed file, a broken pipe) throws out of the stream (whose badbit raises, see
+/// python_run_session), so the session stops with Python's exception instead of going on
+/// unseen.
 class python_lines final : public std::streambuf {
  public:
   explicit python_lines(nb::object file) : file_(std::move(file)) {}
-  ~python_lines() override { flush_lines(true); }
+  ~python_lines() override {
+    try {
+      flush_lines(true);
+    } catch (...) {
+      // the session already ended with an exception, or the caller's file refuses the tail
+    }
+  }
 
  protected:
   int overflow(int c) override {
@@ -169,6 +179,10 @@ class python_session_executor final : public case_executor {
     throw error("the Python layer makes a Python session's backends");
   }
   case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) override {
+    {  // Ctrl-C between cases stops the session, as it stops a Python loop
+      nb::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    }
     const python_route& route = routes_.at(sb.b.get());
     case_result r = run_on_route(route, lp, sb, o);
     if (route.style) {
@@ -237,6 +251,7 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   {
     python_lines lines(out);
     std::ostream table(&lines);
+    table.exceptions(std::ios::badbit);  // the failed write's exception, rethrown by the stream
     nb::gil_scoped_release unlocked;
     code = run_session(located, o, session, executor, s, table, notes);
     table.flush();

@@ -4,6 +4,13 @@
 // tests/python/test_options.py).
 #include "opval/session.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -120,7 +127,8 @@ std::vector<option_def> case_options() {
        .help = "per-case time limit in seconds under process isolation, plus 10 s per GFLOP of"
                " the case; past it the worker is killed and the case is a TIMEOUT",
        .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
-       .field = +[](session_plan& p) -> double& { return p.timeout; }, .min = 1e-3, .show_default = true},
+       .field = +[](session_plan& p) -> double& { return p.timeout; }, .min = 0, .min_exclusive = true,
+       .show_default = true},
   };
 }
 
@@ -231,7 +239,76 @@ std::string value_text(const T& v, bool python) {
   else return "";  // no per-case option is text or a list of texts
 }
 
+/// A number of type T from the whole of `text`, or nullopt.
+template <class T>
+std::optional<T> number_from(std::string_view text) {
+  T value{};
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::string copy(text);
+    char* end = nullptr;
+    value = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value)) return std::nullopt;
+  } else {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  }
+  return value;
+}
+
+/// The numeric rule of an option whose values are T: "an integer from 0 to 1000", "a number above 0".
+template <class T>
+std::string number_rule(const option_def& d) {
+  const T low = std::isfinite(d.min) ? static_cast<T>(d.min) : std::numeric_limits<T>::lowest();
+  const T high = std::isfinite(d.max) ? static_cast<T>(d.max) : std::numeric_limits<T>::max();
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(d.max)) return fmt::format("a number {} {:g}", d.min_exclusive ? "above" : "of at least", low);
+    return fmt::format("a number from {:g} to {:g}", low, high);
+  } else {
+    return fmt::format("an integer from {} to {}", low, high);
+  }
+}
+
+template <class T>
+std::string number_error(const option_def& d, std::string_view text) {
+  const std::optional<T> v = number_from<T>(text);
+  const bool ok = v && (!std::isfinite(d.min) || (d.min_exclusive ? *v > d.min : *v >= d.min)) &&
+                  (!std::isfinite(d.max) || *v <= d.max);
+  return ok ? std::string() : fmt::format("expects {}, got '{}'", number_rule<T>(d), text);
+}
+
 }  // namespace
+
+std::string option_value_error(const option_def& d, std::string_view text) {
+  return std::visit(
+      [&]<class T>(plan_field<T>) -> std::string {
+        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, std::vector<int>>) return number_error<int>(d, text);
+        else if constexpr (std::is_same_v<T, std::uint64_t>) return number_error<std::uint64_t>(d, text);
+        else if constexpr (std::is_same_v<T, double>) return number_error<double>(d, text);
+        else if constexpr (std::is_same_v<T, std::string>) {
+          if (d.choices.empty()) return {};
+          for (std::size_t from = 0, to; from < d.choices.size(); from = to + 1) {
+            to = std::min(d.choices.find(' ', from), d.choices.size());
+            if (d.choices.substr(from, to - from) == text) return {};
+          }
+          return fmt::format("expects one of: {}, got '{}'", d.choices, text);
+        } else {
+          return {};  // flags; a policy is checked by parse_policy
+        }
+      },
+      d.field);
+}
+
+std::string option_value_rule(const option_def& d) {
+  return std::visit(
+      [&]<class T>(plan_field<T>) -> std::string {
+        if (!std::isfinite(d.min) && !std::isfinite(d.max)) return {};
+        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, std::vector<int>>) return number_rule<int>(d);
+        else if constexpr (std::is_same_v<T, std::uint64_t>) return number_rule<std::uint64_t>(d);
+        else if constexpr (std::is_same_v<T, double>) return number_rule<double>(d);
+        else return {};
+      },
+      d.field);
+}
 
 std::string changed_case_options(const run_options& o, bool python) {
   session_plan given, defaults;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "core/worker_protocol.hpp"
@@ -73,6 +74,32 @@ TEST(session_options, flags_and_keywords_are_unique_and_per_case_options_have_a_
     EXPECT_EQ(d.value_name.empty(), flag_type) << d.flag << ": a flag has no value name, a value has one";
     if (d.negated) EXPECT_TRUE(d.flag.starts_with("--no-")) << d.flag;
   }
+}
+
+const option_def& option(std::string_view flag) {
+  for (const option_def& d : session_option_table())
+    if (d.flag == flag) return d;
+  throw std::runtime_error("no option " + std::string(flag));
+}
+
+// The library checks each value as the table says (the CLI's validator is this function).
+TEST(session_options, values_are_checked_against_their_type_range_and_choices) {
+  EXPECT_EQ(option_value_error(option("--worst"), "1000"), "");
+  EXPECT_EQ(option_value_error(option("--worst"), "1001"), "expects an integer from 0 to 1000, got '1001'");
+  EXPECT_NE(option_value_error(option("--worst"), "-1"), "");
+  EXPECT_NE(option_value_error(option("--worst"), "2x"), "");
+  EXPECT_EQ(option_value_error(option("--seed"), "18446744073709551615"), "");
+  EXPECT_EQ(option_value_error(option("--seed"), "-1"),
+            "expects an integer from 0 to 18446744073709551615, got '-1'");  // never wrapped into 64 bits
+  EXPECT_NE(option_value_error(option("--seed"), "18446744073709551616"), "");
+  EXPECT_EQ(option_value_error(option("--timeout"), "0.0005"), "");
+  EXPECT_EQ(option_value_error(option("--timeout"), "0"), "expects a number above 0, got '0'");
+  EXPECT_NE(option_value_error(option("--timeout"), "nan"), "");
+  EXPECT_EQ(option_value_error(option("--threads"), "4096"), "");  // a list's element
+  EXPECT_NE(option_value_error(option("--threads"), "0"), "");
+  EXPECT_EQ(option_value_error(option("--isolation"), "none"), "");
+  EXPECT_EQ(option_value_error(option("--isolation"), "thread"), "expects one of: process none, got 'thread'");
+  EXPECT_EQ(option_value_rule(option("--leak-check")), "an integer from 0 to 1000");
 }
 
 /// docs/CLI.md's option tables name each option as `--flag VALUE` (a `|` escaped as `\|`).

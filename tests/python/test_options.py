@@ -77,3 +77,22 @@ def test_a_repro_names_every_option_the_case_ran_with():
     (failure,) = result.failures
     assert failure.repro == ("opval.check('relu', ones, problems=['relu shape=8 dt=f32:f32:f32'], seed=4, worst=2, "
                              "perturb=False, verbose=True)")
+
+
+def test_check_verbose_explains_passing_cases_too(capsys):
+    import numpy as np
+
+    def relu(x):
+        return np.maximum(x, x.dtype.type(0))
+
+    result = opval.check("relu", relu, problems=["relu shape=8 dt=f32"], verbose=True)
+    assert result.passed
+    assert "  descriptor: relu shape=8 dt=f32:f32:f32" in result.report
+    assert "  descriptor: relu shape=8" in capsys.readouterr().out
+
+
+def test_a_failing_output_stream_stops_the_run_with_its_error():
+    out = io.StringIO()
+    out.close()
+    with pytest.raises(ValueError, match="closed file"):
+        opval.run(["sim"], problems=["relu shape=8"], out=out)

@@ -7,15 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstring>
-#include <cstdint>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -39,41 +36,6 @@ constexpr int exit_bad_input = 2;
 
 // ---------------------------------------------------------------- options
 
-/// CLI11 would silently wrap a negative or too large number into 64 bits.
-CLI::Validator unsigned_text() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        std::uint64_t value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-          return "expects an integer from 0 to 18446744073709551615, got '" + text + "'";
-        return {};
-      },
-      "UINT64");
-}
-
-/// The range check of an option whose values are T (each element's, for a list).
-template <class T>
-void check_range(CLI::Option* o, const option_def& d) {
-  using element = std::conditional_t<std::is_same_v<T, std::vector<int>>, int, T>;
-  if constexpr (std::is_arithmetic_v<element> && !std::is_same_v<element, bool>) {
-    if constexpr (std::is_unsigned_v<element>) o->check(unsigned_text());
-    if (!std::isfinite(d.min) && !std::isfinite(d.max)) return;
-    if (!std::isfinite(d.max)) {  // a lower limit only: CLI::Range would show the type's maximum
-      o->check(CLI::Validator(
-          [min = d.min](std::string& text) {
-            double v = 0;
-            return CLI::detail::lexical_cast(text, v) && v >= min ? std::string() : fmt::format("Value {} is under {:g}", text, min);
-          },
-          fmt::format(">= {:g}", d.min)));
-      return;
-    }
-    const double top = std::isfinite(d.max) ? d.max : static_cast<double>(std::numeric_limits<element>::max());
-    const double bottom = std::isfinite(d.min) ? d.min : static_cast<double>(std::numeric_limits<element>::lowest());
-    o->check(CLI::Range(static_cast<element>(bottom), static_cast<element>(top)));
-  }
-}
-
 /// Registers one option of the table on `cmd`, bound to its field in `plan`.
 CLI::Option* add_option(CLI::App& cmd, session_plan& plan, const option_def& d) {
   const std::string flag(d.flag), help(d.help);
@@ -93,7 +55,6 @@ CLI::Option* add_option(CLI::App& cmd, session_plan& plan, const option_def& d) 
           o = cmd.add_option(flag, value, help);
           if (d.show_default) o->capture_default_str();
         }
-        check_range<T>(o, d);
         return o;
       },
       d.field);
@@ -105,14 +66,8 @@ void add_options(CLI::App& cmd, session_plan& plan, option_command command) {
     CLI::Option* o = add_option(cmd, plan, d);
     if (!d.value_name.empty()) o->type_name(std::string(d.value_name));
     if (d.delimiter) o->delimiter(d.delimiter);
-    if (!d.choices.empty()) {
-      std::vector<std::string> words;
-      for (std::size_t from = 0, to; from < d.choices.size(); from = to + 1) {
-        to = std::min(d.choices.find(' ', from), d.choices.size());
-        words.emplace_back(d.choices.substr(from, to - from));
-      }
-      o->check(CLI::IsMember(words));
-    }
+    // The library's rule (number, range, choices); CLI11's own would wrap a negative seed.
+    o->check(CLI::Validator([&d](std::string& text) { return option_value_error(d, text); }, option_value_rule(d)));
     if (d.required) o->required();
   }
 }
