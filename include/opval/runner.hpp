@@ -180,6 +180,8 @@ struct repro_names {
 /// reference, every case option that differs from its default, and `--under` when it needs a
 /// checker. Every descriptor and path is quoted for a POSIX shell or as a Python string.
 std::string render_repro(const case_identity& id, repro_style style = repro_style::cli, const repro_names& names = {});
+/// The repro a result carries, or its identity's when it has none (a record read without one).
+std::string repro_of(const case_result& r);
 
 /// Runs one problem with one backend instance.
 /// `made_from` (how a worker makes `b`: its name or plugin path) goes into the identity.

@@ -329,7 +329,7 @@ void describe(Io& io, X& r) {
   io("outputs", r.v.outputs);
   io("timings", r.times);
   io.optional("memory", r.memory, true);  // absent from records written before the memory checks
-  io.computed("repro", r.repro, [&] { return r.repro.empty() ? render_repro(r) : r.repro; });
+  io.computed("repro", r.repro, [&] { return repro_of(r); });
   io("source", r.source);
   io.optional("not_applicable", r.not_applicable, !r.not_applicable.empty());  // judged tensors only
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });

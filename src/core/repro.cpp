@@ -99,6 +99,8 @@ case_identity identify(const problem& p, const std::string& backend, const run_o
   return id;
 }
 
+std::string repro_of(const case_result& r) { return r.repro.empty() ? render_repro(r) : r.repro; }
+
 std::string render_repro(const case_identity& id, repro_style style, const repro_names& names) {
   switch (style) {
     case repro_style::python_run: return python_run_repro(id, names);

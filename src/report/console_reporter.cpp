@@ -233,7 +233,7 @@ class console_reporter final : public reporter {
     if (!r.reference_note.empty()) fmt::print(out_, "  reference: {}\n", r.reference_note);
     if (!r.not_applicable.empty()) fmt::print(out_, "  not applicable: {}\n", r.not_applicable);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
-    fmt::print(out_, "  repro: {}\n", detail::repro_command(r));
+    fmt::print(out_, "  repro: {}\n", repro_of(r));
   }
 
   /// One output; its reason is omitted when the case line above already gave it.

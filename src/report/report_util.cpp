@@ -8,8 +8,6 @@
 
 namespace opval::detail {
 
-std::string repro_command(const case_result& r) { return r.repro.empty() ? render_repro(r) : r.repro; }
-
 // The descriptor column: the op and the dt (which have their own columns) are dropped,
 // and long descriptors are cut at a token boundary where possible so the table stays
 // aligned; the repro command always carries the full text.

@@ -8,9 +8,6 @@
 
 namespace opval::detail {
 
-/// The command that reproduces r: r.repro when the runner set it, else rendered from r's
-/// identity (render_repro; a record read without its repro).
-std::string repro_command(const case_result& r);
 /// The descriptor column of the tables (44 characters): without the op and the dt, which have
 /// their own columns, cut at a token boundary where possible; "(defaults)" when nothing is left.
 std::string descriptor_cell(const case_result& r);
