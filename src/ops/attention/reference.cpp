@@ -1,8 +1,8 @@
 // attention: fp64 reference, matmul -> softmax -> matmul on exactly the stored inputs.
 #include <algorithm>
 
-#include "ops/attention/attention_spec.hpp"
-#include "ops/softmax/softmax_numerics.hpp"
+#include "ops/attention/attention.hpp"
+#include "ops/common_softmax/softmax_numerics.hpp"
 
 namespace opval::ops::attention {
 

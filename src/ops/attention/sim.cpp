@@ -4,8 +4,8 @@
 // to dst.
 #include <algorithm>
 
-#include "ops/attention/attention_spec.hpp"
-#include "ops/softmax/softmax_numerics.hpp"
+#include "ops/attention/attention.hpp"
+#include "ops/common_softmax/softmax_numerics.hpp"
 
 namespace opval::ops::attention {
 

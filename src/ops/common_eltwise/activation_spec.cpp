@@ -10,14 +10,6 @@
 #include "opval/error.hpp"
 
 namespace opval::ops::eltwise {
-namespace {
-
-bool is_compute_type(dtype t) {
-  return t == dtype::f64 || t == dtype::f32 || t == dtype::f16 || t == dtype::bf16;
-}
-
-}  // namespace
-
 std::vector<std::string> activation_spec::contracts() const {
   return {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16"};
 }

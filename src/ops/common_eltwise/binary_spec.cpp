@@ -12,10 +12,6 @@
 namespace opval::ops::eltwise {
 namespace {
 
-bool is_compute_type(dtype t) {
-  return t == dtype::f64 || t == dtype::f32 || t == dtype::f16 || t == dtype::bf16;
-}
-
 broadcast_plan plan_of(const problem& p) { return plan_broadcast(p.get_dims("shape_a"), p.get_dims("shape_b")); }
 
 }  // namespace

@@ -8,6 +8,12 @@
 
 namespace opval::ops::eltwise {
 
+/// True for the types an elementwise kernel may compute in (acc, or the @math type): f64,
+/// f32, f16, bf16.
+inline bool is_compute_type(dtype t) {
+  return t == dtype::f64 || t == dtype::f32 || t == dtype::f16 || t == dtype::bf16;
+}
+
 /// Runs f(i) for i in [0, n), on all OpenMP threads when n is large enough to share (a
 /// parallel region on a busy machine waits for every thread to be scheduled).
 template <class F>

@@ -93,6 +93,28 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
 /// The compute bound of a GEMM-like op with output shape `shape` and K terms per dot
 /// product, from the exact dot products of the stored values (`exact_dots(false)`) and of
 /// their magnitudes (`exact_dots(true)`, not needed for integer accumulation).
+///
+/// Derivation (docs/NUMERICS.md, "matmul and conv2d"), per output element, for
+/// s = sum_k (a_k - zp_a)(b_k - zp_b) exact, f = alpha*scale_a*scale_b[ch], u_epi and eta the
+/// unit roundoff and underflow unit of the epilogue type (epilogue_error, epilogue.cpp):
+///  - float accumulation: the K products and extra_steps(e) epilogue steps (alpha, scale_a,
+///    scale_b, beta*C and its add, bias) form one inner product in acc, so Higham's bound for
+///    any summation order (blocked, tiled, split-K, pairwise, with or without FMA) gives
+///      |z^ - z| <= ((1+g)(1+rho) - 1) |f| sum_k |a_k||b_k| + g (|beta C| + |bias|) + (|f|(K+1) + 3) eta
+///    g = accumulation_constant(K + extra): gamma_det, or Higham & Mary's probabilistic
+///    constant with lambda from a union bound over the case's outputs at the policy's
+///    false-alarm rate (gamma_det for same-sign fills and rz accumulation); rho =
+///    (1+r_a)(1+r_b) - 1 for inputs the kernel rounds to `math` (tf32, f32@bf16), else 0.
+///  - integer accumulation (u8/i8 x i8 -> i32) is exact (validate rejects K that can
+///    overflow i32); only the float steps round: gamma_det(steps) (|f s| + |beta C| + |bias|)
+///    + 3 eta, steps = 4 (conversion, scales, multiply) + 2 (beta) + 1 (bias).
+///  - a fused activation turns an error E in z into L E + its evaluation error (L its
+///    Lipschitz constant, the evaluation from the contract's ulp claims); the residual add
+///    adds u_epi (|y| + err); an integer dst divides by |scale_dst| and adds the two roundings
+///    of the requantization.
+///  - an exact fill (integer values, power-of-two scales, no activation but relu) gives 0.
+/// Where (K + extra) u_acc >= 0.5 no bound means anything: the bound is marked not
+/// meaningful (the runner judges relative-to-sim).
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,
                        const std::function<std::vector<double>(bool absolute)>& exact_dots);

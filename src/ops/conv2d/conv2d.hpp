@@ -11,10 +11,15 @@
 // The sum over K = ic/g*kh*kw terms, padded taps included, is the dot product the epilogue
 // gets; integer inputs pad with zp_a so padded taps contribute (zp_a - zp_a) * w = 0.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
+#include "opval/attr.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/tensor.hpp"
 
@@ -40,5 +45,38 @@ std::vector<double> im2col(const conv_shape& s, const std::vector<double>& src, 
 
 /// Descriptor lines of the suite `tag` (smoke, regression).
 std::vector<std::string> conv2d_suite(std::string_view tag);
+
+/// Exact (or absolute-value) dot products of every output element, NCHW order.
+std::vector<double> exact_dots(const conv_shape& s, const common_gemm::epilogue_spec& e, const tensor& src,
+                               const tensor& wei, bool absolute);
+
+/// The epilogue operands of output element `linear` (NCHW order): channel (linear / oh*ow) % oc.
+common_gemm::epilogue_reader reader_of(const conv_shape& s, const common_gemm::epilogue_spec& e,
+                                       std::span<const tensor> in);
+
+/// The conv2d op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
+/// registration; reference.cpp: the fp64 reference and the contract-exact simulation;
+/// bound.cpp: the error model; suite.cpp: the suites.
+class conv2d_spec final : public op_spec {
+ public:
+  conv2d_spec();
+  std::string_view name() const override;
+  std::string_view summary() const override;
+  const attr_schema& schema() const override;
+  std::vector<std::string> contracts() const override;
+  void validate(const problem& p) const override;
+  std::vector<operand> inputs(const problem& p) const override;
+  std::vector<operand> outputs(const problem& p) const override;
+  op_counts counts(const problem& p) const override;
+  fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
+  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                 std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::vector<std::string> suite(std::string_view tag) const override;
+
+ private:
+  attr_schema schema_;
+};
 
 }  // namespace opval::ops::conv2d

@@ -1,5 +1,10 @@
 // conv2d's suites: ResNet-like shapes, stride 2, dilation 2, groups, depthwise, asymmetric
 // padding, NHWC, every epilogue attribute and every contract.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/conv2d/conv2d.hpp"
 
@@ -77,5 +82,7 @@ std::vector<std::string> conv2d_suite(std::string_view tag) {
   out.push_back(line(big, " bias=1", "u8xi8:i32:f32"));
   return out;
 }
+
+std::vector<std::string> conv2d_spec::suite(std::string_view tag) const { return conv2d_suite(tag); }
 
 }  // namespace opval::ops::conv2d

@@ -14,10 +14,15 @@
 // Inputs in order: A, B, then C (beta != 0), bias [n], residual (dst's shape),
 // scale_b [n] (scale_b_mode=per_channel). Output: dst.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
+#include "opval/attr.hpp"
+#include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/tensor.hpp"
 
@@ -40,5 +45,41 @@ layout matrix_layout(const dims& batch, std::int64_t rows, std::int64_t cols, bo
 
 /// Descriptor lines of the suite `tag` (smoke, regression).
 std::vector<std::string> matmul_suite(std::string_view tag);
+
+/// The logical shape [batch..., rows, cols] of a batched matrix.
+dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols);
+
+/// The epilogue operands of output element `linear` (= (ob*m + i)*n + j): channel j.
+common_gemm::epilogue_reader reader_of(const matmul_shape& s, const common_gemm::epilogue_spec& e,
+                                       std::span<const tensor> in);
+
+/// The exact dot products s (zero points removed) of every output, in fp64.
+std::vector<double> exact_dots(const matmul_shape& s, const common_gemm::epilogue_spec& e, const tensor& ta,
+                               const tensor& tb, bool absolute);
+
+/// The matmul op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
+/// registration; reference.cpp: the fp64 reference and the contract-exact simulation;
+/// bound.cpp: the error model; suite.cpp: the suites.
+class matmul_spec final : public op_spec {
+ public:
+  matmul_spec();
+  std::string_view name() const override;
+  std::string_view summary() const override;
+  const attr_schema& schema() const override;
+  std::vector<std::string> contracts() const override;
+  void validate(const problem& p) const override;
+  std::vector<operand> inputs(const problem& p) const override;
+  std::vector<operand> outputs(const problem& p) const override;
+  op_counts counts(const problem& p) const override;
+  fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
+  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                 std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::vector<std::string> suite(std::string_view tag) const override;
+
+ private:
+  attr_schema schema_;
+};
 
 }  // namespace opval::ops::matmul

@@ -1,13 +1,21 @@
 // The matmul op spec: schema, shapes, fill, fp64 reference, contract-exact simulation, bound.
+// This file: schema, shapes, validation, operands, counts, fill and registration; the fp64
+// reference and the contract-exact simulation are in reference.cpp, the bound in bound.cpp,
+// the suites in suite.cpp.
 #include <algorithm>
-#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
-#include "ops/common_gemm/blocked_gemm.hpp"
+#include "ops/common_gemm/epilogue.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/matmul/matmul.hpp"
 #include "core/size_product.hpp"
+#include "opval/attr.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
+#include "opval/tensor.hpp"
 
 namespace opval::ops::matmul {
 
@@ -53,166 +61,84 @@ layout matrix_layout(const dims& batch, std::int64_t rows, std::int64_t cols, bo
   return lay;
 }
 
-namespace {
-
-// For each output batch (row-major over `out`), the linear batch index of an operand with
-// batch dims `in` (right-aligned; extents of 1 broadcast).
-std::vector<std::int64_t> broadcast_map(const dims& out, const dims& in) {
-  const std::int64_t count = element_count(out);
-  std::vector<std::int64_t> map(count);
-  const std::size_t off = out.size() - in.size();
-  for (std::int64_t ob = 0; ob < count; ++ob) {
-    std::int64_t rem = ob, idx = 0, mul = 1;
-    for (std::size_t d = out.size(); d-- > 0;) {
-      const std::int64_t coord = rem % out[d];
-      rem /= out[d];
-      if (d >= off) {
-        const std::int64_t extent = in[d - off];
-        idx += (extent == 1 ? 0 : coord) * mul;
-        mul *= extent;
-      }
-    }
-    map[ob] = idx;
-  }
-  return map;
-}
-
 dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols) {
   batch.push_back(rows);
   batch.push_back(cols);
   return batch;
 }
 
-// Everything the three fp64 passes (reference, bound) and the simulation share: per output
-// batch, the dot products of the batch's A and B slices.
-template <class DotFn>
-void for_each_batch(const matmul_shape& s, DotFn&& dot) {
-  const auto map_a = broadcast_map(s.batch, s.batch_a), map_b = broadcast_map(s.batch, s.batch_b);
-  for (std::int64_t ob = 0; ob < s.batch_count; ++ob)
-    dot(ob, map_a[ob] * s.m * s.k, map_b[ob] * s.k * s.n);
+matmul_spec::matmul_spec()
+    : schema_(common_gemm::schema_with_epilogue({
+          int_attr("m", 1, "rows of A and dst", 1),
+          int_attr("n", 1, "columns of B and dst", 1),
+          int_attr("k", 1, "the reduction length", 1),
+          dims_attr("batch_a", {}, "batch dims of A (broadcast against batch_b, NumPy rules)"),
+          dims_attr("batch_b", {}, "batch dims of B"),
+          bool_attr("ta", false, "A is stored transposed (k x m)"),
+          bool_attr("tb", false, "B is stored transposed (n x k)"),
+          int_attr("lda", 0, "leading dimension of stored A (0 = tight)", 0),
+          int_attr("ldb", 0, "leading dimension of stored B (0 = tight)", 0),
+          int_attr("ldc", 0, "leading dimension of dst and C (0 = tight)", 0),
+      }, true)) {}
+
+std::string_view matmul_spec::name() const { return "matmul"; }
+
+std::string_view matmul_spec::summary() const {
+  return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8";
 }
 
-// The epilogue operands of output element `linear` (= (ob*m + i)*n + j): channel j.
-epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::span<const tensor> in) {
-  return epilogue_reader(e, in, 1, s.n);
+const attr_schema& matmul_spec::schema() const { return schema_; }
+
+std::vector<std::string> matmul_spec::contracts() const { return gemm_contracts(); }
+
+void matmul_spec::validate(const problem& p) const {
+  check_contract("matmul", p.dt);
+  const matmul_shape s = read_shape(p);
+  const epilogue_spec e = read_epilogue(p, true);
+  const std::int64_t lda = p.get_int("lda"), ldb = p.get_int("ldb"), ldc = p.get_int("ldc");
+  auto check_ld = [](const char* name, std::int64_t ld, std::int64_t min) {
+    if (ld != 0 && ld < min)
+      throw error(std::string(name) + "=" + std::to_string(ld) + " is smaller than the stored row length " +
+                  std::to_string(min));
+  };
+  check_ld("lda", lda, p.get_bool("ta") ? s.m : s.k);
+  check_ld("ldb", ldb, p.get_bool("tb") ? s.k : s.n);
+  check_ld("ldc", ldc, s.n);
+  if (i32_may_overflow(p.dt, e, double(s.k)))
+    throw error("k=" + std::to_string(s.k) + " can overflow the i32 accumulator with these zero points");
 }
 
-// The exact dot products s (zero points removed) of every output, in fp64.
-std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
-                               const tensor& tb, bool absolute) {
-  const auto a = dot_operand(ta, e.zp_a, absolute), b = dot_operand(tb, e.zp_b, absolute);
-  std::vector<double> out(s.batch_count * s.m * s.n);
-  for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
-    reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
-  });
-  return out;
+std::vector<operand> matmul_spec::inputs(const problem& p) const {
+  const matmul_shape s = read_shape(p);
+  const epilogue_spec e = read_epilogue(p, true);
+  std::vector<operand> ops;
+  ops.push_back({"A", p.dt.src, with_matrix(s.batch_a, s.m, s.k),
+                 matrix_layout(s.batch_a, s.m, s.k, p.get_bool("ta"), p.get_int("lda"))});
+  ops.push_back({"B", p.dt.wei, with_matrix(s.batch_b, s.k, s.n),
+                 matrix_layout(s.batch_b, s.k, s.n, p.get_bool("tb"), p.get_int("ldb"))});
+  const dims out = with_matrix(s.batch, s.m, s.n);
+  if (e.beta != 0.0) ops.push_back({"C", aux_type(p.dt), out, matrix_layout(s.batch, s.m, s.n, false, p.get_int("ldc"))});
+  if (e.has_bias) ops.push_back({"bias", aux_type(p.dt), {s.n}, {}});
+  if (e.has_residual) ops.push_back({"residual", aux_type(p.dt), out, {}});
+  if (e.per_channel) ops.push_back({"scale_b", dtype::f32, {s.n}, {}});
+  return ops;
 }
 
-class matmul_spec final : public op_spec {
- public:
-  std::string_view name() const override { return "matmul"; }
-  std::string_view summary() const override {
-    return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8";
-  }
-  const attr_schema& schema() const override { return schema_; }
-  std::vector<std::string> contracts() const override { return gemm_contracts(); }
+std::vector<operand> matmul_spec::outputs(const problem& p) const {
+  const matmul_shape s = read_shape(p);
+  return {{"dst", p.dt.dst, with_matrix(s.batch, s.m, s.n),
+           matrix_layout(s.batch, s.m, s.n, false, p.get_int("ldc"))}};
+}
 
-  void validate(const problem& p) const override {
-    check_contract("matmul", p.dt);
-    const matmul_shape s = read_shape(p);
-    const epilogue_spec e = read_epilogue(p, true);
-    const std::int64_t lda = p.get_int("lda"), ldb = p.get_int("ldb"), ldc = p.get_int("ldc");
-    auto check_ld = [](const char* name, std::int64_t ld, std::int64_t min) {
-      if (ld != 0 && ld < min)
-        throw error(std::string(name) + "=" + std::to_string(ld) + " is smaller than the stored row length " +
-                    std::to_string(min));
-    };
-    check_ld("lda", lda, p.get_bool("ta") ? s.m : s.k);
-    check_ld("ldb", ldb, p.get_bool("tb") ? s.k : s.n);
-    check_ld("ldc", ldc, s.n);
-    if (i32_may_overflow(p.dt, e, double(s.k)))
-      throw error("k=" + std::to_string(s.k) + " can overflow the i32 accumulator with these zero points");
-  }
+op_counts matmul_spec::counts(const problem& p) const {
+  const matmul_shape s = read_shape(p);
+  return gemm_counts(*this, p, 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch_count));
+}
 
-  std::vector<operand> inputs(const problem& p) const override {
-    const matmul_shape s = read_shape(p);
-    const epilogue_spec e = read_epilogue(p, true);
-    std::vector<operand> ops;
-    ops.push_back({"A", p.dt.src, with_matrix(s.batch_a, s.m, s.k),
-                   matrix_layout(s.batch_a, s.m, s.k, p.get_bool("ta"), p.get_int("lda"))});
-    ops.push_back({"B", p.dt.wei, with_matrix(s.batch_b, s.k, s.n),
-                   matrix_layout(s.batch_b, s.k, s.n, p.get_bool("tb"), p.get_int("ldb"))});
-    const dims out = with_matrix(s.batch, s.m, s.n);
-    if (e.beta != 0.0) ops.push_back({"C", aux_type(p.dt), out, matrix_layout(s.batch, s.m, s.n, false, p.get_int("ldc"))});
-    if (e.has_bias) ops.push_back({"bias", aux_type(p.dt), {s.n}, {}});
-    if (e.has_residual) ops.push_back({"residual", aux_type(p.dt), out, {}});
-    if (e.per_channel) ops.push_back({"scale_b", dtype::f32, {s.n}, {}});
-    return ops;
-  }
-
-  std::vector<operand> outputs(const problem& p) const override {
-    const matmul_shape s = read_shape(p);
-    return {{"dst", p.dt.dst, with_matrix(s.batch, s.m, s.n),
-             matrix_layout(s.batch, s.m, s.n, false, p.get_int("ldc"))}};
-  }
-
-  op_counts counts(const problem& p) const override {
-    const matmul_shape s = read_shape(p);
-    return gemm_counts(*this, p, 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch_count));
-  }
-
-  fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override {
-    const epilogue_spec e = read_epilogue(p, true);
-    return fill_gemm(p, e, read_shape(p).k, roles_of(e, in.size()), seed, in);
-  }
-
-  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
-    const matmul_shape s = read_shape(p);
-    const epilogue_spec e = read_epilogue(p, true);
-    std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
-    epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
-    out[0].assign(y);
-  }
-
-  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
-    const matmul_shape s = read_shape(p);
-    const epilogue_spec e = read_epilogue(p, true);
-    const std::vector<double> a = in[0].to_vector(), b = in[1].to_vector();
-    std::vector<double> acc(s.batch_count * s.m * s.n);
-    for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
-      simulate_dot(p.dt, e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k),
-                   std::span(b).subspan(obb, s.k * s.n), std::span(acc).subspan(ob * s.m * s.n, s.m * s.n));
-    });
-    epilogue_simulate_all(p.dt, e, reader_of(s, e, in), acc);
-    out[0].assign(acc, p.dt.dst_round);
-  }
-
-  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
-                                 std::span<const tensor> in, std::span<const tensor> ref) const override {
-    const matmul_shape s = read_shape(p);
-    const epilogue_spec e = read_epilogue(p, true);
-    return {gemm_bound(p, e, double(s.k), with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
-                       [&](bool absolute) { return exact_dots(s, e, in[0], in[1], absolute); })};
-  }
-
-  std::vector<std::string> suite(std::string_view tag) const override { return matmul_suite(tag); }
-
- private:
-  attr_schema schema_ = common_gemm::schema_with_epilogue({
-      int_attr("m", 1, "rows of A and dst", 1),
-      int_attr("n", 1, "columns of B and dst", 1),
-      int_attr("k", 1, "the reduction length", 1),
-      dims_attr("batch_a", {}, "batch dims of A (broadcast against batch_b, NumPy rules)"),
-      dims_attr("batch_b", {}, "batch dims of B"),
-      bool_attr("ta", false, "A is stored transposed (k x m)"),
-      bool_attr("tb", false, "B is stored transposed (n x k)"),
-      int_attr("lda", 0, "leading dimension of stored A (0 = tight)", 0),
-      int_attr("ldb", 0, "leading dimension of stored B (0 = tight)", 0),
-      int_attr("ldc", 0, "leading dimension of dst and C (0 = tight)", 0),
-  }, true);
-};
-
-}  // namespace
+fill_traits matmul_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
+  const epilogue_spec e = read_epilogue(p, true);
+  return fill_gemm(p, e, read_shape(p).k, roles_of(e, in.size()), seed, in);
+}
 
 OPVAL_REGISTER_OP(matmul_spec);
 

@@ -2,6 +2,9 @@
 // of the vector and tile widths, non-square), every layout and epilogue attribute, and fills.
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/matmul/matmul.hpp"
@@ -95,5 +98,7 @@ std::vector<std::string> matmul_suite(std::string_view tag) {
   out.push_back(line({128, 256, 512}, " scale_b_mode=per_channel bias=1", "u8xi8:i32:f32"));
   return out;
 }
+
+std::vector<std::string> matmul_spec::suite(std::string_view tag) const { return matmul_suite(tag); }
 
 }  // namespace opval::ops::matmul

@@ -1,13 +1,18 @@
-// softmax: registration; the spec is shared with log_softmax (softmax_family.hpp).
-#include "ops/softmax/softmax_family.hpp"
+// softmax: name, summary and registration; attributes, contracts, validation, operands,
+// counts and fill are the family's (common_softmax/softmax_family.hpp), shared with
+// log_softmax.
+#include <string_view>
+
+#include "opval/op_spec.hpp"
+#include "ops/softmax/softmax.hpp"
 
 namespace opval::ops::softmax {
 
-/// softmax over one axis of an arbitrary shape.
-class softmax_spec final : public softmax_family_spec {
- public:
-  softmax_spec() : softmax_family_spec(false) {}
-};
+std::string_view softmax_spec::name() const { return "softmax"; }
+
+std::string_view softmax_spec::summary() const {
+  return "softmax over one axis: exp(x - max) / sum exp(x - max)";
+}
 
 OPVAL_REGISTER_OP(softmax_spec);
 

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "opval/error.hpp"
-#include "ops/attention/attention_spec.hpp"
+#include "ops/attention/attention.hpp"
 #include "ops/op_testing.hpp"
 
 namespace opval {

@@ -7,7 +7,7 @@
 
 #include "ops/conv2d/conv2d.hpp"
 #include "ops/op_testing.hpp"
-#include "ops/matmul/reference_gemm.hpp"
+#include "ops/common_gemm/reference_gemm.hpp"
 #include "opval/error.hpp"
 
 namespace opval::test {

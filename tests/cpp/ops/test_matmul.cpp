@@ -5,7 +5,7 @@
 #include <random>
 
 #include "ops/common_gemm/gemm_core.hpp"
-#include "ops/matmul/reference_gemm.hpp"
+#include "ops/common_gemm/reference_gemm.hpp"
 #include "ops/op_testing.hpp"
 #include "opval/error.hpp"
 

@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "opval/error.hpp"
-#include "ops/layer_norm/norm_common.hpp"
+#include "ops/common_norm/norm_common.hpp"
 #include "ops/op_testing.hpp"
 
 namespace {
 
 using namespace opval;
 using opval::ops::norm::kernel_variant;
-using opval::ops::norm::norm_kind;
 using opval::ops::norm::variance_algo;
 using opval::ops::reduce::sum_order;
 
@@ -23,12 +22,10 @@ namespace ot = opval::testing;
 using ot::direct_case;
 using ot::function_backend;
 
-norm_kind kind_of(const problem& p) { return p.op() == "layer_norm" ? norm_kind::layer : norm_kind::rms; }
-
 /// The sim kernel with the algorithm choices of `v`.
 ot::kernel_fn variant_kernel(kernel_variant v) {
   return [v](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    ops::norm::norm_simulate(kind_of(p), p, in, out, v);
+    ops::norm::norm_of(p).simulate_with(p, in, out, v);
   };
 }
 
@@ -205,7 +202,7 @@ TEST(norms, all_zero_output_is_mistrusted) {
 
 TEST(norms, forgetting_gamma_or_beta_fails) {
   function_backend no_affine("no_affine", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    ops::norm::norm_simulate(kind_of(p), p, in.first(1), out);
+    ops::norm::norm_of(p).simulate_with(p, in.first(1), out, {});
   });
   EXPECT_EQ(ot::run_with("layer_norm shape=8x64 dt=f32", no_affine).v.st, state::failed);
   EXPECT_EQ(ot::run_with("rms_norm shape=8x64 dt=bf16:f32:bf16", no_affine).v.st, state::failed);

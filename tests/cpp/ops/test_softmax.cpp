@@ -11,7 +11,7 @@
 
 #include "opval/error.hpp"
 #include "core/rng.hpp"
-#include "ops/softmax/softmax_family.hpp"
+#include "ops/common_softmax/softmax_family.hpp"
 #include "ops/op_testing.hpp"
 
 namespace opval {

@@ -17,9 +17,13 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+#include "opval/tensor.hpp"
 
 namespace opval::ops::attention {
 

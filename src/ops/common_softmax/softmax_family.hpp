@@ -2,22 +2,42 @@
 // softmax and log_softmax: one spec class, parameterized by the output form. The ops differ
 // only in what a row computes (softmax_numerics.hpp), so attributes, contracts, fills,
 // suites and the row plumbing live here once. Header-only: each op folder builds alone.
+// Each op declares its class in its own folder (softmax/softmax.hpp, log_softmax/
+// log_softmax.hpp) with its name and summary (spec.cpp) and its stages (reference.cpp,
+// bound.cpp, suite.cpp), each a call into the family code here.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "opval/attr.hpp"
+#include "opval/contract.hpp"
 #include "opval/error.hpp"
 #include "core/error_model.hpp"
 #include "core/fill.hpp"
 #include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+#include "opval/tensor.hpp"
 #include "core/rng.hpp"
-#include "ops/softmax/softmax_numerics.hpp"
+#include "ops/common_softmax/softmax_numerics.hpp"
 
 namespace opval::ops::softmax {
+
+/// The attributes of a softmax or log_softmax problem (the family's schema).
+struct softmax_family_params {
+  dims shape;             ///< tensor shape
+  std::int64_t axis = -1; ///< axis normalized over; negative counts from the end
+};
+
+/// The attributes of `p`, read once.
+inline softmax_family_params params_of(const problem& p) {
+  return {p.get_dims("shape"), p.get_int("axis")};
+}
 
 /// The rows of a tensor along one axis: row r = (o, i) holds elements (o*len + j)*inner + i.
 struct row_geometry {
@@ -60,15 +80,11 @@ void for_each_row(const row_geometry& g, const std::vector<double>& x, std::vect
 }
 
 /// softmax (log = false) or log_softmax (log = true) over one axis of an arbitrary shape.
+/// The ops' classes derive from it and give name(), summary() and the stage overrides.
 class softmax_family_spec : public op_spec {
  public:
   explicit softmax_family_spec(bool log) : log_(log) {}
 
-  std::string_view name() const override { return log_ ? "log_softmax" : "softmax"; }
-  std::string_view summary() const override {
-    return log_ ? "log_softmax over one axis: x - max - log(sum exp(x - max))"
-                : "softmax over one axis: exp(x - max) / sum exp(x - max)";
-  }
   const attr_schema& schema() const override {
     static const attr_schema s{
         dims_attr("shape", {8, 64}, "tensor shape, e.g. 8x64 or 2x3x17"),
@@ -84,12 +100,13 @@ class softmax_family_spec : public op_spec {
   }
 
   void validate(const problem& p) const override {
-    const dims& shape = p.get_dims("shape");
+    const softmax_family_params q = params_of(p);
+    const dims& shape = q.shape;
     if (shape.empty()) throw error(fmt::format("{}: shape must have at least one dimension", name()));
     for (auto e : shape)
       if (e < 1) throw error(fmt::format("{}: shape {} has an extent < 1", name(), to_string(shape)));
     const auto rank = static_cast<std::int64_t>(shape.size());
-    const std::int64_t axis = p.get_int("axis");
+    const std::int64_t axis = q.axis;
     if (axis < -rank || axis >= rank)
       throw error(fmt::format("{}: axis={} is out of range for shape {} (rank {})", name(), axis,
                               to_string(shape), rank));
@@ -102,13 +119,13 @@ class softmax_family_spec : public op_spec {
   }
 
   std::vector<operand> inputs(const problem& p) const override {
-    return {{"x", p.dt.src, p.get_dims("shape"), {}}};
+    return {{"x", p.dt.src, params_of(p).shape, {}}};
   }
   std::vector<operand> outputs(const problem& p) const override {
-    return {{"y", p.dt.dst, p.get_dims("shape"), {}}};
+    return {{"y", p.dt.dst, params_of(p).shape, {}}};
   }
   op_counts counts(const problem& p) const override {
-    const double n = static_cast<double>(element_count(p.get_dims("shape")));
+    const double n = static_cast<double>(element_count(params_of(p).shape));
     // max, subtract, exp, add, divide (or subtract) per element
     return {5.0 * n, n * (traits(p.dt.src).size_bytes + traits(p.dt.dst).size_bytes)};
   }
@@ -130,7 +147,10 @@ class softmax_family_spec : public op_spec {
     return t;
   }
 
-  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
+ protected:
+  // The stages, shared: each op's overrides (its reference.cpp, bound.cpp) call them.
+  /// The fp64 reference: reference_row on every row (an all -inf row gives NaN).
+  void family_reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
     const row_geometry g = geometry(p);
     const std::vector<double> x = in[0].to_vector();
     std::vector<double> y(x.size());
@@ -140,7 +160,8 @@ class softmax_family_spec : public op_spec {
     std::copy(y.begin(), y.end(), out[0].data_as<double>());
   }
 
-  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override {
+  /// The contract-exact emulation: inputs to the contract, simulate_row in acc, outputs to dst.
+  void family_simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
     const contract_arith a(p.dt);
     const row_geometry g = geometry(p);
     std::vector<double> x = in[0].to_vector();
@@ -153,10 +174,13 @@ class softmax_family_spec : public op_spec {
     out[0].assign(y);
   }
 
-  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
-                                 std::span<const tensor> in, std::span<const tensor> ref) const override {
+  /// The error model of softmax_numerics.hpp per row: probability_error (softmax) or
+  /// log_probability_error (log_softmax), with the input rounding as the logit error dx.
+  std::vector<error_bound> family_bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                        std::span<const tensor> in, std::span<const tensor> ref) const {
     const contract& c = p.dt;
-    const row_geometry g = geometry(p);
+    const softmax_family_params q = params_of(p);
+    const row_geometry g = geometry_of(q.shape, q.axis);
     const bool final_rounding = c.acc == c.dst && c.acc_round == c.dst_round;
     const error_constants k =
         make_error_constants(static_cast<double>(g.len), static_cast<double>(g.rows()), c, o, final_rounding);
@@ -177,7 +201,7 @@ class softmax_family_spec : public op_spec {
                      : probability_error(b, j, pr[j]);
     });
     error_bound eb;
-    eb.compute = make_f64(p.get_dims("shape"), e);
+    eb.compute = make_f64(q.shape, e);
     eb.meaningful = k.meaningful;
     eb.why_not = k.why_not;
     eb.formula = log_ ? k.formula + "; log form: delta_j + L_s + log_ulps*eps*(log s + L_s) (+u|y| if acc != dst)"
@@ -185,10 +209,11 @@ class softmax_family_spec : public op_spec {
     return {eb};
   }
 
-  std::vector<std::string> suite(std::string_view tag) const override;
-
  private:
-  row_geometry geometry(const problem& p) const { return geometry_of(p.get_dims("shape"), p.get_int("axis")); }
+  row_geometry geometry(const problem& p) const {
+    const softmax_family_params q = params_of(p);
+    return geometry_of(q.shape, q.axis);
+  }
 
   // Every other row becomes one value: the output is exactly uniform there, 1/n (or -log n).
   void make_rows_constant(const problem& p, std::uint64_t seed, tensor& x) const {
@@ -240,10 +265,6 @@ inline std::vector<std::string> softmax_family_suite(std::string_view op, std::s
   for (std::size_t c = 0; c < contracts.size(); ++c)
     for (const auto& fill : fills) add("3x129", -1, contract_for(fill, c), fill);
   return lines;
-}
-
-inline std::vector<std::string> softmax_family_spec::suite(std::string_view tag) const {
-  return softmax_family_suite(name(), tag);
 }
 
 }  // namespace opval::ops::softmax

@@ -1,0 +1,89 @@
+#pragma once
+// cast: y = convert_dst(x * scale), between any two of the 11 types (f64 f32 f16 bf16
+// f8_e4m3 f8_e5m2 i8 u8 i32 i64 bool). Contract `src:acc:dst`: x is stored as src, converted
+// to acc, multiplied by scale rounded to acc (skipped when scale = 1, as a plain conversion
+// does: fp8/int8 quantization uses scale != 1), then rounded to dst with dst_round.
+//
+// Semantics (as opval::round_to defines the conversions):
+// - float dst, saturate=0: a finite value beyond the rounding threshold becomes Inf (NaN for
+//   f8_e4m3, which has no Inf): cast of 1000 to e4m3 is NaN, to e5m2 is Inf.
+// - float dst, saturate=1: finite values beyond max become +-max; +-Inf stays +-Inf where dst
+//   has Inf and becomes +-max where it has not (e4m3). NaN stays NaN.
+// - integer dst: always saturating to [lowest, max]; NaN becomes 0; rounding per dst_round
+//   (rne, or rz as C's conversion does).
+// - bool dst: nonzero (NaN included) is 1.
+// The reference is x * scale exactly, clamped to dst's range where dst saturates, and the
+// overflow value (Inf / NaN / max) where the acc value overflows dst.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/common_eltwise/eltwise_fill.hpp"
+#include "ops/common_eltwise/eltwise_math.hpp"
+#include "ops/common_eltwise/unary_spec.hpp"
+
+namespace opval::ops::cast {
+
+/// cast's own attributes, read from the problem.
+struct cast_params {
+  double scale = 1.0;     ///< x is multiplied by scale (rounded to acc) before the conversion
+  bool saturate = false;  ///< float dst: finite overflow gives +-max instead of Inf
+};
+
+cast_params params_of(const problem& p);
+
+/// The 11 types cast converts between.
+inline constexpr dtype all_types[] = {dtype::f64,     dtype::f32,     dtype::f16, dtype::bf16, dtype::f8_e4m3,
+                                      dtype::f8_e5m2, dtype::i8,      dtype::u8,  dtype::i32,  dtype::i64,
+                                      dtype::boolean};
+
+/// The contract of the conversion src -> dst, with its natural accumulation type.
+std::string contract_text(dtype src, dtype dst);
+
+// One conversion as the contract performs it.
+struct converter {
+  explicit converter(const problem& p);
+  converter(const contract& dt, const cast_params& cp);
+
+  // x * scale in acc (the value the kernel rounds to dst).
+  double acc_value(double x) const;
+  double to_dst(double v) const;
+  // The exact result, kept unrounded inside dst's range (the runner judges the rounding).
+  double reference(double x) const;
+
+  contract c;
+  eltwise::acc_steps s;
+  double scale, scale_acc;
+  overflow ovf;
+};
+
+class cast_spec final : public eltwise::unary_spec {
+ public:
+  std::string_view name() const override;
+  std::string_view summary() const override;
+  const attr_schema& schema() const override;
+  std::vector<std::string> fills() const override;
+  /// Every ordered pair of the 11 types; f32:f32:bf16 first (the default).
+  std::vector<std::string> contracts() const override;
+  void validate(const problem& p) const override;
+  fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
+  void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
+                                 std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::vector<std::string> suite(std::string_view tag) const override;
+
+ protected:
+  double flops_per_element(const problem& p) const override;
+
+ private:
+  static eltwise::fill_ranges ranges(const problem& p);
+  // Small integers for bool ends (so both 0 and 1 occur), integers for integer sources,
+  // normal(0, 3) otherwise.
+  static fill_params default_fill(dtype src, dtype dst);
+  std::vector<std::string> smoke_suite() const;
+};
+
+}  // namespace opval::ops::cast

@@ -1,0 +1,88 @@
+// matmul: the fp64 reference on exactly the stored inputs and the contract-exact simulation
+// (the sim backend's kernel), per output batch through the shared GEMM code of common_gemm.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ops/common_gemm/blocked_gemm.hpp"
+#include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
+#include "ops/matmul/matmul.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/tensor.hpp"
+
+namespace opval::ops::matmul {
+
+using namespace common_gemm;
+
+namespace {
+
+// For each output batch (row-major over `out`), the linear batch index of an operand with
+// batch dims `in` (right-aligned; extents of 1 broadcast).
+std::vector<std::int64_t> broadcast_map(const dims& out, const dims& in) {
+  const std::int64_t count = element_count(out);
+  std::vector<std::int64_t> map(count);
+  const std::size_t off = out.size() - in.size();
+  for (std::int64_t ob = 0; ob < count; ++ob) {
+    std::int64_t rem = ob, idx = 0, mul = 1;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      const std::int64_t coord = rem % out[d];
+      rem /= out[d];
+      if (d >= off) {
+        const std::int64_t extent = in[d - off];
+        idx += (extent == 1 ? 0 : coord) * mul;
+        mul *= extent;
+      }
+    }
+    map[ob] = idx;
+  }
+  return map;
+}
+
+// Everything the three fp64 passes (reference, bound) and the simulation share: per output
+// batch, the dot products of the batch's A and B slices.
+template <class DotFn>
+void for_each_batch(const matmul_shape& s, DotFn&& dot) {
+  const auto map_a = broadcast_map(s.batch, s.batch_a), map_b = broadcast_map(s.batch, s.batch_b);
+  for (std::int64_t ob = 0; ob < s.batch_count; ++ob)
+    dot(ob, map_a[ob] * s.m * s.k, map_b[ob] * s.k * s.n);
+}
+
+}  // namespace
+
+epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::span<const tensor> in) {
+  return epilogue_reader(e, in, 1, s.n);
+}
+
+std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
+                               const tensor& tb, bool absolute) {
+  const auto a = dot_operand(ta, e.zp_a, absolute), b = dot_operand(tb, e.zp_b, absolute);
+  std::vector<double> out(s.batch_count * s.m * s.n);
+  for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
+    reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
+  });
+  return out;
+}
+
+void matmul_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  const matmul_shape s = read_shape(p);
+  const epilogue_spec e = read_epilogue(p, true);
+  std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
+  epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
+  out[0].assign(y);
+}
+
+void matmul_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  const matmul_shape s = read_shape(p);
+  const epilogue_spec e = read_epilogue(p, true);
+  const std::vector<double> a = in[0].to_vector(), b = in[1].to_vector();
+  std::vector<double> acc(s.batch_count * s.m * s.n);
+  for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
+    simulate_dot(p.dt, e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k),
+                 std::span(b).subspan(obb, s.k * s.n), std::span(acc).subspan(ob * s.m * s.n, s.m * s.n));
+  });
+  epilogue_simulate_all(p.dt, e, reader_of(s, e, in), acc);
+  out[0].assign(acc, p.dt.dst_round);
+}
+
+}  // namespace opval::ops::matmul

@@ -1,0 +1,9 @@
+// mul: the operation in double; binary_spec applies it to the exact inputs (the reference)
+// and to the inputs as the kernel holds them in acc, rounded once (the emulation).
+#include "ops/mul/mul.hpp"
+
+namespace opval::ops::mul {
+
+double mul_spec::apply(double a, double b) const { return a * b; }
+
+}  // namespace opval::ops::mul
