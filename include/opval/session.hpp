@@ -44,6 +44,11 @@ class case_executor {
   /// its identity alone unless `here` (timing needs the backend in this process too).
   virtual std::unique_ptr<backend> make(const backend_ref& ref, bool here = false) = 0;
   virtual case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) = 0;
+  /// judge_files (opval/judge.hpp) of arrays in files, where the cases run: in a worker the
+  /// files are read and the alternative reference runs there, and a crash or hang is a
+  /// verdict. This process by default.
+  virtual case_result judge(const problem& p, const std::vector<std::string>& inputs,
+                            const std::vector<std::string>& outputs, const run_options& o);
 };
 
 /// `--isolation`: "process" (a worker process with the per-case time limit from

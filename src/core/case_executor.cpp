@@ -4,6 +4,7 @@
 #include <set>
 
 #include "opval/error.hpp"
+#include "opval/judge.hpp"
 #include "backends/plugin/plugin_backend.hpp"
 
 namespace opval {
@@ -33,12 +34,21 @@ class in_worker final : public case_executor {
   case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) override {
     return worker_.run(lp, sb.ref, *sb.b, o);
   }
+  case_result judge(const problem& p, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                    const run_options& o) override {
+    return worker_.judge(p, inputs, outputs, o);
+  }
 
  private:
   case_worker worker_;
 };
 
 }  // namespace
+
+case_result case_executor::judge(const problem& p, const std::vector<std::string>& inputs,
+                                 const std::vector<std::string>& outputs, const run_options& o) {
+  return judge_files(p, inputs, outputs, o);
+}
 
 std::unique_ptr<case_executor> make_executor(const std::string& isolation, double timeout_seconds) {
   if (isolation == "process") return std::make_unique<in_worker>(timeout_seconds);

@@ -31,11 +31,13 @@ void list_ops(bool verbose, std::ostream& out) {
   }
 }
 
-// Each backend is made in a worker process, as for a run: one whose construction crashes or
-// hangs is listed as unavailable, and the listing goes on.
+// The backend modules are loaded, and each backend made, in a worker process, as for a run:
+// one whose construction crashes or hangs, or whose module cannot be loaded, is listed as
+// unavailable, and the listing goes on.
 void list_backends(std::ostream& out) {
   case_worker worker;
-  for (const std::string& name : backend_names()) {
+  const backend_catalog catalog = worker.catalog();
+  for (const std::string& name : catalog.names) {
     std::string version;
     try {
       version = worker.describe({name, ""}).version;
@@ -44,6 +46,7 @@ void list_backends(std::ostream& out) {
     }
     out << fmt::format("{:<16} {}\n", name, version) << std::flush;
   }
+  for (const auto& [name, why] : catalog.unloadable) out << fmt::format("{:<16} unavailable: module {}\n", name, why);
 }
 
 void list_policies(std::ostream& out) {

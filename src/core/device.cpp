@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "core/backend_modules.hpp"
 #include "opval/error.hpp"
 
 namespace opval {
@@ -22,6 +23,8 @@ device_runtime_registrar::device_runtime_registrar(device_kind kind, runtime_get
 }  // namespace detail
 
 device_runtime* find_device_runtime(device_kind kind) {
+  // The cuda module registers the CUDA runtime when it loads.
+  if (kind == device_kind::cuda && !runtimes().count(kind)) detail::load_backend_module("cuda");
   const auto it = runtimes().find(kind);
   return it == runtimes().end() ? nullptr : &it->second();
 }

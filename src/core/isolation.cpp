@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/install_dirs.hpp"
 #include "core/valgrind_client.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
@@ -275,6 +277,25 @@ case_worker::answer case_worker::await_answer(std::string_view prefix, steady::t
   }
 }
 
+std::string default_worker_executable() {
+  if (const char* exe = std::getenv("OPVAL_WORKER"); exe && *exe) return exe;
+  if (const std::filesystem::path lib = detail::library_dir(); !lib.empty())
+    for (const auto& candidate : {lib / "opval-worker", lib / "bin" / "opval-worker", lib.parent_path() / "libexec/opval/opval-worker"})
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  return "/proc/self/exe";
+}
+
+namespace {
+
+/// An error the worker reported before it exited ("worker error: ..." note: bad input, such
+/// as a file it could not read), thrown here as the one line it is.
+void throw_worker_error(const std::string& notes) {
+  constexpr std::string_view prefix = "worker error: ";
+  if (notes.starts_with(prefix)) throw error(notes.substr(prefix.size()));
+}
+
+}  // namespace
+
 backend_identity case_worker::describe(const backend_ref& ref) {
   const std::string what = ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
   start_if_needed();
@@ -287,8 +308,47 @@ backend_identity case_worker::describe(const backend_ref& ref) {
     throw error(fmt::format("{} did not finish loading within {:g} s (--timeout): its worker was killed", what,
                             opts_.timeout_seconds));
   const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
-  if (notes.starts_with("worker error: ")) throw error(notes.substr(std::string_view("worker error: ").size()));
+  throw_worker_error(notes);
   throw error(fmt::format("{} could not be loaded: {}{}", what, exit_text(a.status, "while loading it"),
+                          notes.empty() ? "" : " (" + notes + ")"));
+}
+
+case_result case_worker::judge(const problem& p, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs, const run_options& o) {
+  start_if_needed();
+  const auto start = steady::now();
+  const double limit = case_time_limit(p, opts_);
+  write_all(proc_->to_worker, detail::judge_request_line(p, inputs, outputs, o) + "\n");
+  const answer a = await_answer(detail::result_prefix, start + std::chrono::duration_cast<steady::duration>(
+                                                                    std::chrono::duration<double>(limit)));
+  if (a.line) return from_json_line(*a.line);
+  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  throw_worker_error(notes);
+  const std::unique_ptr<backend> judging = remote_backend({o.backend, ""});
+  case_result r = a.timed_out
+      ? unfinished_case({p, "<command line>"}, *judging, o, state::timeout,
+                        fmt::format("no judgement within the time limit of {:g} s: worker killed with SIGKILL", limit))
+      : unfinished_case({p, "<command line>"}, *judging, o, state::crash,
+                        exit_text(a.status) + (notes.empty() ? "" : "; " + notes) + " while judging");
+  r.input_files = inputs;
+  r.output_files = outputs;
+  r.repro = render_repro(r);
+  r.times.total = std::chrono::duration<double>(steady::now() - start).count();
+  return r;
+}
+
+backend_catalog case_worker::catalog() {
+  start_if_needed();
+  const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                            std::chrono::duration<double>(opts_.timeout_seconds));
+  write_all(proc_->to_worker, detail::catalog_request_line() + "\n");
+  const answer a = await_answer(detail::catalog_prefix, deadline);
+  if (a.line) return detail::parse_catalog(*a.line);
+  if (a.timed_out)
+    throw error(fmt::format("the backend modules did not finish loading within {:g} s (--timeout): the worker was killed",
+                            opts_.timeout_seconds));
+  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  throw error(fmt::format("the backend modules could not be loaded: {}{}", exit_text(a.status, "while loading them"),
                           notes.empty() ? "" : " (" + notes + ")"));
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 // Process isolation: cases run in a persistent worker process, so that a kernel that crashes,
-// exits or hangs costs one CRASH or TIMEOUT verdict instead of the run. The worker is the
-// opval executable itself in a hidden mode (`opval __worker`), started with posix_spawn —
+// exits or hangs costs one CRASH or TIMEOUT verdict instead of the run. The worker is
+// opval-worker, installed beside libopval (default_worker_executable), so that a program that
+// embeds the library needs nothing of its own; `opval __worker` is the same. Started with posix_spawn —
 // never forked from a process whose OpenMP runtime has run, since a child forked after a GNU
 // OpenMP region can hang at its next parallel region.
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,10 +39,22 @@ struct backend_identity {
   std::string version;
 };
 
+/// The backends a worker process can make: the registered names, and the backend modules that
+/// could not be loaded there, by name, with the reason (backend_modules.hpp).
+struct backend_catalog {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> unloadable;
+};
+
+/// The worker program: $OPVAL_WORKER when set; else opval-worker beside libopval (the build
+/// tree) or in its bin/ (the Python wheel) or ../libexec/opval/; else this very program
+/// ("/proc/self/exe"), which must then call worker_main on `__worker`.
+std::string default_worker_executable();
+
 /// Settings of isolated runs.
 struct isolation_options {
-  /// The program started as worker with the argument `__worker`: the opval executable.
-  std::string worker_executable = "/proc/self/exe";
+  /// The program started as worker with the argument `__worker` (worker_main).
+  std::string worker_executable = default_worker_executable();
   /// Per-case limit: `timeout_seconds` plus `seconds_per_gflop` per GFLOP of the case's work
   /// (op_spec::counts), so large problems, whose fp64 reference alone takes long, get more.
   double timeout_seconds = default_case_timeout_seconds;
@@ -70,6 +84,17 @@ class case_worker {
   /// for the cases that follow. A worker that crashes, exits or hangs past the base time limit
   /// while doing so, or reports an error, is an opval::error naming the backend: one line.
   backend_identity describe(const backend_ref& ref);
+
+  /// judge_files(p, inputs, outputs, o) in the worker (reading the files and making the
+  /// alternative reference there). A worker that crashes or hangs gives a CRASH or TIMEOUT
+  /// record of the judgement; an error it reports (a file that cannot be read or bound) is
+  /// thrown as opval::error, as judge_files throws it.
+  case_result judge(const problem& p, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                    const run_options& o);
+
+  /// The backends the worker can make (loading the backend modules there, not here); an
+  /// opval::error, one line, when the worker dies or hangs while loading them.
+  backend_catalog catalog();
 
   /// The worker's process id (0 when none is running), for tests.
   pid_t pid() const;

@@ -1,7 +1,5 @@
 #include "opval/problem.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -9,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/install_dirs.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/tensor.hpp"
@@ -93,26 +92,10 @@ std::string trim(std::string_view s) {
 
 }  // namespace
 
+// The shape sets are installed beside this library (problems/), or in the share/ folder of its
+// prefix.
 std::vector<std::filesystem::path> shape_set_dirs() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> dirs;
-  if (const char* path = std::getenv("OPVAL_PROBLEMS_PATH"); path && *path)
-    for (std::string_view rest = path; !rest.empty();) {
-      const std::size_t colon = rest.find(':');
-      if (const std::string_view item = rest.substr(0, colon); !item.empty()) dirs.emplace_back(item);
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-  // Where this library is: the shape sets are installed beside it (problems/), or in the
-  // share/ folder of its prefix.
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<const void*>(&shape_set_dirs), &info) && info.dli_fname) {
-    std::error_code ec;
-    const fs::path library = fs::canonical(info.dli_fname, ec);
-    if (!ec)
-      for (const fs::path& dir : {library.parent_path() / "problems", library.parent_path().parent_path() / "share/opval/problems"})
-        if (fs::is_directory(dir, ec)) dirs.push_back(dir);
-  }
-  return dirs;
+  return detail::installed_dirs("OPVAL_PROBLEMS_PATH", "problems", "share/opval/problems");
 }
 
 namespace {

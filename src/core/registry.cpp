@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "opval/backend.hpp"
+#include "core/backend_modules.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 
@@ -70,15 +71,31 @@ const op_spec& find_op(std::string_view name) {
 }
 
 std::vector<std::string> backend_names() {
+  detail::load_backend_modules();
   std::vector<std::string> names;
   for (const auto& [name, factory] : backends()) names.push_back(name);
   return names;
 }
 
 std::unique_ptr<backend> make_backend(std::string_view name) {
-  auto it = backends().find(std::string(name));
-  if (it == backends().end())
+  // Registered already (sim, plugin, a module loaded before), else the module of that name,
+  // else any module (one may register several backends: onednn_winograd is onednn's).
+  const auto registered = [&] { return backends().find(std::string(name)); };
+  auto it = registered();
+  if (it == backends().end()) {
+    detail::load_backend_module(name);
+    it = registered();
+  }
+  if (it == backends().end()) {
+    detail::load_backend_modules();
+    it = registered();
+  }
+  if (it == backends().end()) {
+    const auto& unloadable = detail::unloadable_backend_modules();
+    if (const auto failed = unloadable.find(std::string(name)); failed != unloadable.end())
+      throw error(fmt::format("backend '{}' is unavailable: its module {}", name, failed->second));
     throw error(fmt::format("unknown backend '{}' (known: {})", name, joined(backend_names())));
+  }
   return it->second();
 }
 

@@ -120,13 +120,13 @@ std::vector<option_def> case_options() {
       {.flag = "--isolation", .keyword = "isolation", .value_name = "process|none",
        .help = "process: run each case in a worker process, so a crash or hang is a CRASH or"
                " TIMEOUT verdict and the run goes on; none: in the opval process itself",
-       .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
+       .stage = S::session, .commands = every_command, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.isolation; }, .choices = "process none",
        .show_default = true},
       {.flag = "--timeout", .keyword = "timeout", .value_name = "SECONDS",
        .help = "per-case time limit in seconds under process isolation, plus 10 s per GFLOP of"
                " the case; past it the worker is killed and the case is a TIMEOUT",
-       .stage = S::session, .commands = run_repro_bench, .python = in_opval_run,
+       .stage = S::session, .commands = every_command, .python = in_opval_run,
        .field = +[](session_plan& p) -> double& { return p.timeout; }, .min = 0, .min_exclusive = true,
        .show_default = true},
   };

@@ -68,10 +68,12 @@ int repro_plan(const session_plan& plan, const std::string& descriptor, std::ost
 }
 
 int judge_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err) {
-  const std::unique_ptr<case_executor> executor = make_executor("none", 0);  // a judge runs no kernel
+  // Under process isolation the files are read, and the alternative reference made and run, in
+  // a worker: a reference that crashes or hangs is the judgement's verdict, not opval's end.
+  const std::unique_ptr<case_executor> executor = make_executor(plan.isolation, plan.timeout);
   run_options o = make_run_options(plan, *executor);
   o.backend = "judge";
-  const case_result r = judge_files(parse_problem(descriptor), plan.judge_inputs, plan.judge_outputs, o);
+  const case_result r = executor->judge(parse_problem(descriptor), plan.judge_inputs, plan.judge_outputs, o);
   std::vector<std::unique_ptr<reporter>> reporters;
   reporters.push_back(make_console_reporter(out, true));
   std::ofstream jsonl;

@@ -15,11 +15,13 @@
 #include <memory>
 #include <string>
 
+#include "core/backend_modules.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
 #include "core/guarded_allocator.hpp"
 #include "core/isolation.hpp"
 #include "backends/plugin/plugin_backend.hpp"
+#include "opval/judge.hpp"
 #include "opval/runner.hpp"
 
 namespace opval {
@@ -104,6 +106,13 @@ backend& backend_for(const backend_ref& ref, std::map<std::string, std::unique_p
   return *it->second;
 }
 
+/// Makes the alternative reference the options name (kept in `made`: a non-owning pointer).
+void attach_reference(run_options& o, std::map<std::string, std::unique_ptr<backend>>& made) {
+  if (!o.reference) return;
+  backend& b = backend_for(o.reference->ref, made);
+  o.reference->impl = std::shared_ptr<backend>(std::shared_ptr<backend>(), &b);
+}
+
 void send_note(const std::string& text) {
   const std::string line = std::string(detail::note_prefix) + text + "\n";
   write_all(answer_fd, line.data(), line.size());
@@ -129,12 +138,22 @@ int worker_main(int argc, char** argv) {
         write_all(answer_fd, answer.data(), answer.size());
         continue;
       }
+      if (std::optional<detail::judge_request> judged = detail::parse_judge_request(line)) {
+        attach_reference(judged->opts, backends);
+        const case_result r = judge_files(judged->prob, judged->inputs, judged->outputs, judged->opts);
+        const std::string answer = std::string(detail::result_prefix) + to_json_line(r) + "\n";
+        write_all(answer_fd, answer.data(), answer.size());
+        continue;
+      }
+      if (detail::is_catalog_request(line)) {
+        const backend_catalog c{backend_names(), detail::unloadable_backend_modules()};
+        const std::string answer = std::string(detail::catalog_prefix) + detail::catalog_line(c) + "\n";
+        write_all(answer_fd, answer.data(), answer.size());
+        continue;
+      }
       detail::case_request req = detail::parse_request(line);
       backend& b = backend_for(req.ref, backends);
-      if (req.opts.reference) {  // kept in `backends`: a non-owning pointer
-        backend& made = backend_for(req.opts.reference->ref, backends);
-        req.opts.reference->impl = std::shared_ptr<backend>(std::shared_ptr<backend>(), &made);
-      }
+      attach_reference(req.opts, backends);
       const std::string answer =
           std::string(detail::result_prefix) + to_json_line(run_case_caught(req.lp, b, req.opts, req.ref)) + "\n";
       write_all(answer_fd, answer.data(), answer.size());

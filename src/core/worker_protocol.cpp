@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <vector>
+
 #include "opval/error.hpp"
 #include "opval/session.hpp"
 
@@ -132,6 +135,44 @@ backend_identity parse_identity(std::string_view line) {
     return {j.at("name").get<std::string>(), j.at("version").get<std::string>()};
   } catch (const json::exception& e) {
     throw error(std::string("unreadable backend identity from the worker: ") + e.what());
+  }
+}
+
+std::string judge_request_line(const problem& p, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs, const run_options& o) {
+  const json j{{"judge", {{"descriptor", p.to_string()}, {"inputs", inputs}, {"outputs", outputs}, {"options", options_json(o)}}}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<judge_request> parse_judge_request(std::string_view line) {
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("judge")) return std::nullopt;
+  try {
+    const json& r = j.at("judge");
+    return judge_request{parse_problem(r.at("descriptor").get<std::string>()), r.at("inputs").get<std::vector<std::string>>(),
+                         r.at("outputs").get<std::vector<std::string>>(), options_from(r.at("options"))};
+  } catch (const json::exception& e) {
+    throw error(std::string("malformed worker request: ") + e.what());
+  }
+}
+
+std::string catalog_request_line() { return json{{"catalog", true}}.dump(); }
+
+bool is_catalog_request(std::string_view line) {
+  const json j = json::parse(line, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.contains("catalog");
+}
+
+std::string catalog_line(const backend_catalog& c) {
+  return json{{"backends", c.names}, {"unloadable", c.unloadable}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+backend_catalog parse_catalog(std::string_view line) {
+  try {
+    const json j = json::parse(line);
+    return {j.at("backends").get<std::vector<std::string>>(), j.at("unloadable").get<std::map<std::string, std::string>>()};
+  } catch (const json::exception& e) {
+    throw error(std::string("unreadable backend catalog from the worker: ") + e.what());
   }
 }
 

@@ -2,8 +2,9 @@
 // The lines a runner and its worker process exchange (private to src/core). Runner -> worker:
 // one JSON object per case (request_line). Worker -> runner: `R <record>` with the case's
 // JSON record (to_json_line), or `N <text>` notes sent before a crash (a guard-page hit).
-#include <string>
 #include <optional>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "core/isolation.hpp"
@@ -35,8 +36,28 @@ std::optional<backend_ref> parse_describe(std::string_view line);
 std::string identity_line(const backend_identity& id);
 backend_identity parse_identity(std::string_view line);
 
+/// A request to judge arrays read from files (judge_files): the whole judgement, the file
+/// reading and the alternative reference included, runs in the worker; the answer is a record.
+struct judge_request {
+  problem prob;
+  std::vector<std::string> inputs, outputs;
+  run_options opts;
+};
+std::string judge_request_line(const problem& p, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs, const run_options& o);
+/// The judge request a line holds; nullopt for another request.
+std::optional<judge_request> parse_judge_request(std::string_view line);
+
+/// A request for the worker's backend catalog, whether a line is one, the answer as one line
+/// and its inverse.
+std::string catalog_request_line();
+bool is_catalog_request(std::string_view line);
+std::string catalog_line(const backend_catalog& c);
+backend_catalog parse_catalog(std::string_view line);
+
 inline constexpr std::string_view result_prefix = "R ";
 inline constexpr std::string_view identity_prefix = "B ";
 inline constexpr std::string_view note_prefix = "N ";
+inline constexpr std::string_view catalog_prefix = "C ";
 
 }  // namespace opval::detail

@@ -454,6 +454,23 @@ TEST(CaseWorker, ReplacesACrashedWorkerAndKeepsAHealthyOne) {
   EXPECT_NE(w.pid(), worker);
 }
 
+// This test program does not handle `__worker`, as an embedder's would not: the default worker
+// is opval-worker beside libopval, found by the library, and the case runs isolated there.
+TEST(CaseWorker, AnEmbedderGetsTheInstalledWorkerWithoutHandlingWorkerItself) {
+  ASSERT_EQ(::getenv("OPVAL_WORKER"), nullptr);
+  const isolation_options defaults;
+  EXPECT_TRUE(defaults.worker_executable.ends_with("/opval-worker")) << defaults.worker_executable;
+  case_worker w;
+  auto sim = make_sim_backend();
+  const case_result r = w.run({parse_problem("relu shape=4"), "<test>"}, {"sim", ""}, *sim, run_options{});
+  EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
+  EXPECT_GT(w.pid(), 0);
+  EXPECT_NE(w.pid(), ::getpid());
+  ::setenv("OPVAL_WORKER", "/bin/true", 1);  // the variable names another worker
+  EXPECT_EQ(isolation_options{}.worker_executable, "/bin/true");
+  ::unsetenv("OPVAL_WORKER");
+}
+
 TEST(CaseWorker, AWorkerDeadBeforeItReadsLeavesTheCallersSigpipeAlone) {
   // /bin/true exits at once: the request goes to a pipe whose reader is (usually) gone. The
   // write's SIGPIPE must neither kill this process nor be handled by changing its disposition.

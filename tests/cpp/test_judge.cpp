@@ -346,5 +346,39 @@ TEST_F(JudgeFiles, TheCliJudgesFilesAndWritesTheirRepro) {
   EXPECT_NE(wrong.err.find("input 'x': the array is stored as '|V2'"), std::string::npos) << wrong.err;
 }
 
+// The judgement runs in a worker (process isolation, the default): an alternative reference
+// that crashes or hangs there is the judgement's CRASH or TIMEOUT, and opval goes on to report it.
+TEST_F(JudgeFiles, AReferenceThatCrashesOrHangsIsTheVerdictNotOpvalsEnd) {
+  // The misbehaving GEMMs misbehave on this one problem (tests/cpp/test_isolation.cpp).
+  const std::string problem = "matmul m=4 n=5 k=3 dt=f32:f32:f32";
+  std::string a, b, c;
+  for (int i = 0; i < 12; ++i) a += bytes_of<float>({static_cast<float>(i % 5) - 2});
+  for (int i = 0; i < 15; ++i) b += bytes_of<float>({static_cast<float>(i % 3) - 1});
+  for (int i = 0; i < 20; ++i) c += bytes_of<float>({static_cast<float>(i) / 4});
+  write("A.npy", npy_image("<f4", "(4, 3)", a));
+  write("B.npy", npy_image("<f4", "(3, 5)", b));
+  write("dst.npy", npy_image("<f4", "(4, 5)", c));
+  const std::vector<std::string> judge{"judge", problem, "--inputs", "A.npy", "B.npy", "--outputs", "dst.npy"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = judge;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::run_cli(OPVAL_CLI_PATH, dir, args);
+  };
+  const testing::cli_result crashed = with({"--reference", OPVAL_MISBEHAVING_GEMM_SEGFAULT});
+  EXPECT_EQ(crashed.code, 1) << crashed.out << crashed.err;
+  EXPECT_NE(crashed.out.find("CRASH"), std::string::npos) << crashed.out;
+  EXPECT_NE(crashed.out.find("SIGSEGV"), std::string::npos) << crashed.out;
+  EXPECT_NE(crashed.out.find("repro: opval judge 'matmul m=4 n=5 k=3 dt=f32:f32:f32' --inputs 'A.npy' --inputs 'B.npy'"),
+            std::string::npos)
+      << crashed.out;
+  const testing::cli_result hung = with({"--reference", OPVAL_MISBEHAVING_GEMM_HANG, "--timeout", "2"});
+  EXPECT_EQ(hung.code, 1) << hung.out << hung.err;
+  EXPECT_NE(hung.out.find("TIMEOUT"), std::string::npos) << hung.out;
+  // The same judgement against a reference that works: a verdict on the data (dst is wrong).
+  const testing::cli_result judged = with({"--reference", OPVAL_MISBEHAVING_GEMM_NONE});
+  EXPECT_EQ(judged.code, 1) << judged.out << judged.err;
+  EXPECT_NE(judged.out.find("FAILED"), std::string::npos) << judged.out;
+}
+
 }  // namespace
 }  // namespace opval

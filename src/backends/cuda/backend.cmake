@@ -1,7 +1,8 @@
 # The CUDA backend (matmul on cuBLASLt, conv2d on cuDNN 9) and the CUDA device runtime that
-# the plugin backend uses for plugins that want device tensors. Compiled into opval_core
-# when CMake finds the CUDA toolkit and OPVAL_CUDA is ON. All of it is host C++ calling the
-# CUDA runtime and libraries, so opval_core needs no CUDA compiler; nvcc is used only for the
+# the plugin backend uses for plugins that want device tensors (registered with libopval's
+# device registry when the module loads). Built as the module libopval_backend_cuda.so when
+# CMake finds the CUDA toolkit and OPVAL_CUDA is ON. All of it is host C++ calling the CUDA
+# runtime and libraries, so it needs no CUDA compiler; nvcc is used only for the
 # example kernel plugins (examples/plugins/cuda_*.cu), built for CMAKE_CUDA_ARCHITECTURES.
 # OPVAL_HAVE_CUDA is public so that tests know the cuda backend is in this build.
 option(OPVAL_CUDA "Build the cuda backend when the CUDA toolkit is found" ON)
@@ -27,9 +28,9 @@ if(OPVAL_CUDA_ENABLED)
     find_library(OPVAL_CUDNN_LIBRARY NAMES cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
   endif()
   if(OPVAL_CUDNN AND OPVAL_CUDNN_INCLUDE_DIR AND OPVAL_CUDNN_LIBRARY)
-    target_include_directories(opval_core PRIVATE ${OPVAL_CUDNN_INCLUDE_DIR})
-    target_link_libraries(opval_core PRIVATE ${OPVAL_CUDNN_LIBRARY})
-    target_compile_definitions(opval_core PRIVATE OPVAL_HAVE_CUDNN=1)
+    target_include_directories(${OPVAL_CUDA_TARGET} PRIVATE ${OPVAL_CUDNN_INCLUDE_DIR})
+    target_link_libraries(${OPVAL_CUDA_TARGET} PRIVATE ${OPVAL_CUDNN_LIBRARY})
+    target_compile_definitions(${OPVAL_CUDA_TARGET} PRIVATE OPVAL_HAVE_CUDNN=1)
     message(STATUS "opval: cuda backend with cuDNN (${OPVAL_CUDNN_LIBRARY})")
   else()
     message(STATUS "opval: cuda backend without cuDNN (conv2d UNIMPLEMENTED)")

@@ -1,5 +1,5 @@
-# The oneDNN backend (one file per op family, as oneDNN CPU primitives), compiled into
-# opval_core only when oneDNN's headers and library are found.
+# The oneDNN backend (one file per op family, as oneDNN CPU primitives), built as its module
+# libopval_backend_onednn.so only when oneDNN's headers and library are found.
 option(OPVAL_ONEDNN "Build the onednn backend when oneDNN is found" ON)
 find_path(OPVAL_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.hpp HINTS /usr/include /usr/local/include)
 find_library(OPVAL_ONEDNN_LIBRARY NAMES dnnl)

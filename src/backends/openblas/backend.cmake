@@ -1,5 +1,6 @@
-# The OpenBLAS backend (sgemm/dgemm as matmul), compiled into opval_core only when OpenBLAS
-# and its cblas.h are found; otherwise opval builds without it.
+# The OpenBLAS backend (sgemm/dgemm as matmul through the BLAS backends' shared
+# src/backends/common_blas/), built as its module libopval_backend_openblas.so only when
+# OpenBLAS and its cblas.h are found; otherwise opval builds without it.
 option(OPVAL_OPENBLAS "Build the openblas backend when OpenBLAS is found" ON)
 find_path(OPVAL_OPENBLAS_INCLUDE_DIR cblas.h
   HINTS /usr/include/x86_64-linux-gnu /usr/include

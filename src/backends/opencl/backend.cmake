@@ -1,6 +1,6 @@
 # The OpenCL backend (matmul, softmax, layer_norm as run-time compiled OpenCL C kernels, f32
-# arithmetic on f32 or f16 storage), compiled into opval_core only when CMake's FindOpenCL
-# finds headers and the ICD loader; otherwise opval builds without it. Which device runs is
+# arithmetic on f32 or f16 storage), built as its module libopval_backend_opencl.so only when
+# CMake's FindOpenCL finds headers and the ICD loader; otherwise opval builds without it. Which device runs is
 # decided at run time (first CPU device, else any), so a machine without a platform still
 # builds and reports SKIPPED. OPVAL_HAVE_OPENCL is public: the tests use the test-only hook
 # of opencl_backend.hpp.

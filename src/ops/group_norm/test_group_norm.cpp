@@ -14,7 +14,7 @@
 
 #include "ops/common_norm/norm_common.hpp"
 #include "ops/group_norm/group_norm.hpp"
-#include "ops/op_testing.hpp"
+#include "ops/norm_testing.hpp"
 
 namespace {
 
@@ -24,18 +24,10 @@ using opval::ops::norm::variance_algo;
 using opval::ops::reduce::sum_order;
 namespace ot = opval::testing;
 using ot::direct_case;
+using ot::norm_case;
+using ot::norm_variant_kernel;
 using ot::function_backend;
 
-/// The sim kernel with the algorithm choices of `v`.
-ot::kernel_fn variant_kernel(kernel_variant v) {
-  return [v](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    ops::norm::norm_of(p).simulate_with(p, in, out, v);
-  };
-}
-
-direct_case make_case(const std::string& line, std::uint64_t seed = 1, const kernel_variant& v = {}) {
-  return ot::run_direct(parse_problem(line), seed, {}, variant_kernel(v));
-}
 
 tensor tensor_of(dtype t, dims shape, const std::vector<double>& values) {
   tensor x(t, std::move(shape));
@@ -102,8 +94,8 @@ TEST(group_norm, hand_computed_per_channel_parameters) {
 TEST(group_norm, channels_last_agrees_with_nchw) {
   for (const char* dt : {"f32", "bf16:f32:bf16"}) {
     const std::string base = std::string("group_norm shape=2x6x3x5 groups=3 dt=") + dt;
-    const direct_case nchw = make_case(base);
-    const direct_case nhwc = make_case(base + " layout=nhwc");
+    const direct_case nchw = norm_case(base);
+    const direct_case nhwc = norm_case(base + " layout=nhwc");
     EXPECT_EQ(nhwc.in[0].strides(), (dims{90, 1, 30, 6}));
     EXPECT_EQ(nhwc.out[0].strides(), (dims{90, 1, 30, 6}));
     EXPECT_EQ(nhwc.in[0].to_vector(), nchw.in[0].to_vector());
@@ -111,13 +103,13 @@ TEST(group_norm, channels_last_agrees_with_nchw) {
     EXPECT_EQ(nhwc.out[0].to_vector(), nchw.out[0].to_vector());
   }
   // 3-D spatial: C innermost, then D, H, W.
-  EXPECT_EQ(make_case("group_norm shape=1x4x2x3x5 groups=2 layout=nhwc dt=f32").in[0].strides(),
+  EXPECT_EQ(norm_case("group_norm shape=1x4x2x3x5 groups=2 layout=nhwc dt=f32").in[0].strides(),
             (dims{120, 1, 60, 20, 4}));
 }
 
 TEST(group_norm, one_group_is_a_layer_norm_over_channels_and_space) {
-  const direct_case gn = make_case("group_norm shape=2x4x4x4 groups=1 affine=0 eps=1e-3 dt=f32");
-  const direct_case ln = make_case("layer_norm shape=2x64 affine=0 eps=1e-3 dt=f32");
+  const direct_case gn = norm_case("group_norm shape=2x4x4x4 groups=1 affine=0 eps=1e-3 dt=f32");
+  const direct_case ln = norm_case("layer_norm shape=2x64 affine=0 eps=1e-3 dt=f32");
   EXPECT_EQ(gn.in[0].to_vector(), ln.in[0].to_vector());
   EXPECT_EQ(gn.ref[0].to_vector(), ln.ref[0].to_vector());
   EXPECT_EQ(gn.out[0].to_vector(), ln.out[0].to_vector());
@@ -137,13 +129,13 @@ TEST(group_norm, validation_names_the_problem) {
 }
 
 // Every suite line: sim within the bound.
-TEST(group_norm, sim_within_bound_on_suites) { ot::expect_within_bound_on_suites("group_norm", variant_kernel({})); }
+TEST(group_norm, sim_within_bound_on_suites) { ot::expect_within_bound_on_suites("group_norm", norm_variant_kernel({})); }
 
 // The bound is tight where rounding errors are random: f32 output, default fill.
 TEST(group_norm, bound_is_tight_on_default_fill) {
   for (const char* line :
        {"group_norm shape=2x32x8x8 groups=8 dt=f32", "group_norm shape=1x64x16x16 groups=32 layout=nhwc dt=f32"}) {
-    const double ratio = ot::checked_worst_ratio(make_case(line));
+    const double ratio = ot::checked_worst_ratio(norm_case(line));
     EXPECT_GT(ratio, 0.003) << line;
     EXPECT_LE(ratio, 1.0) << line;
   }
@@ -162,7 +154,7 @@ TEST(group_norm, other_algorithms_within_bound) {
                            "group_norm shape=1x16x9x9 groups=1 affine=0 dt=f32 fill=positive"})
     for (const auto& v : variants)
       for (std::uint64_t seed : {1, 2}) {
-        const direct_case c = make_case(line, seed, v);
+        const direct_case c = norm_case(line, seed, v);
         EXPECT_LE(ot::checked_worst_ratio(c), 1.0) << line << " variant " << int(v.variance) << "/" << int(v.order);
       }
 }
@@ -177,7 +169,7 @@ TEST(group_norm, suites_pass_under_sim) {
 TEST(group_norm, legitimate_kernels_pass) {
   for (const auto& v : {kernel_variant{variance_algo::welford, sum_order::forward},
                         kernel_variant{variance_algo::two_pass, sum_order::pairwise}}) {
-    function_backend b("variant", variant_kernel(v));
+    function_backend b("variant", norm_variant_kernel(v));
     for (const char* line : {"group_norm shape=2x32x8x8 groups=8 dt=f32",
                              "group_norm shape=2x12x6x6 groups=4 layout=nhwc dt=bf16:f32:bf16 fill=cancel",
                              "group_norm shape=4x6 groups=3 eps=0.1 dt=f16:f32:f16"}) {
@@ -242,7 +234,7 @@ TEST(group_norm, channels_last_read_as_nchw_fails) {
 }
 
 TEST(group_norm, wrong_eps_fails) {
-  expect_fails_beyond_bound("eps_1e-5", variant_kernel({variance_algo::two_pass, sum_order::forward, 1e-5}),
+  expect_fails_beyond_bound("eps_1e-5", norm_variant_kernel({variance_algo::two_pass, sum_order::forward, 1e-5}),
                             {"group_norm shape=2x16x3x3 groups=16 eps=0.01 dt=f32",
                              "group_norm shape=2x8x4 groups=4 eps=0.1 layout=nhwc dt=bf16:f32:bf16"});
 }

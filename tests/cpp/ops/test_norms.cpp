@@ -9,7 +9,7 @@
 
 #include "opval/error.hpp"
 #include "ops/common_norm/norm_common.hpp"
-#include "ops/op_testing.hpp"
+#include "ops/norm_testing.hpp"
 
 namespace {
 
@@ -20,27 +20,16 @@ using opval::ops::reduce::sum_order;
 
 namespace ot = opval::testing;
 using ot::direct_case;
+using ot::norm_case;
+using ot::norm_variant_kernel;
 using ot::function_backend;
-
-/// The sim kernel with the algorithm choices of `v`.
-ot::kernel_fn variant_kernel(kernel_variant v) {
-  return [v](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    ops::norm::norm_of(p).simulate_with(p, in, out, v);
-  };
-}
-
-/// Fills, runs the kernel variant (sim by default), the reference and the bounds.
-direct_case make_case(const std::string& line, std::uint64_t seed = 1, const kernel_variant& v = {}) {
-  return ot::run_direct(parse_problem(line), seed, {}, variant_kernel(v));
-}
-
 
 std::vector<double> values(const tensor& t) { return t.to_vector(); }
 
 // ---------------------------------------------------------------------------------------------
 
 TEST(norms, hand_computed_layer_norm) {
-  direct_case c = make_case("layer_norm shape=1x4 eps=0 affine=1 dt=f32");
+  direct_case c = norm_case("layer_norm shape=1x4 eps=0 affine=1 dt=f32");
   c.in[0].assign(std::vector<double>{1, 2, 3, 4});
   c.in[1].assign(std::vector<double>{1, 2, 1, 1});
   c.in[2].assign(std::vector<double>{0, 0, 0, 1});
@@ -52,7 +41,7 @@ TEST(norms, hand_computed_layer_norm) {
 }
 
 TEST(norms, hand_computed_rms_norm) {
-  direct_case c = make_case("rms_norm shape=1x4 eps=0.5 affine=1 dt=f32");
+  direct_case c = norm_case("rms_norm shape=1x4 eps=0.5 affine=1 dt=f32");
   c.in[0].assign(std::vector<double>{1, -2, 3, 4});
   c.in[1].assign(std::vector<double>{1, 1, 2, 1});
   c.p.spec().reference(c.p, c.in, c.ref);
@@ -63,7 +52,7 @@ TEST(norms, hand_computed_rms_norm) {
 }
 
 TEST(norms, layer_norm_of_one_element_is_beta) {
-  direct_case c = make_case("layer_norm shape=5x1 eps=1e-5 dt=f32");
+  direct_case c = norm_case("layer_norm shape=5x1 eps=1e-5 dt=f32");
   const std::vector<double> beta(5, c.in[2].at(0));
   EXPECT_EQ(values(c.ref[0]), beta);
   EXPECT_EQ(values(c.out[0]), beta);
@@ -73,7 +62,7 @@ TEST(norms, layer_norm_of_one_element_is_beta) {
 // The reference is invariant to shifting a row (layer_norm) and, with eps = 0, to scaling it.
 TEST(norms, metamorphic_shift_and_scale) {
   for (const char* op : {"layer_norm", "rms_norm"}) {
-    direct_case c = make_case(std::string(op) + " shape=6x37 eps=0 affine=1 dt=f32");
+    direct_case c = norm_case(std::string(op) + " shape=6x37 eps=0 affine=1 dt=f32");
     const auto base = values(c.ref[0]);
     std::vector<double> x = values(c.in[0]);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] *= (i / 37 + 1) * 0.75;  // per-row c > 0, exact
@@ -90,20 +79,20 @@ TEST(norms, metamorphic_shift_and_scale) {
 }
 
 TEST(norms, zero_variance_rows_give_beta) {
-  direct_case c = make_case("layer_norm shape=9x40 eps=1e-5 dt=f32 fill=constant_rows");
+  direct_case c = norm_case("layer_norm shape=9x40 eps=1e-5 dt=f32 fill=constant_rows");
   const auto ref = values(c.ref[0]);
   const auto beta = values(c.in[2]);
   for (std::int64_t r = 0; r < 9; r += 3)
     for (std::int64_t i = 0; i < 40; ++i) EXPECT_EQ(ref[r * 40 + i], beta[i]) << "row " << r;
   EXPECT_LE(ot::checked_worst_ratio(c), 1.0);
   // rms_norm: the all-zero rows among them normalize to exactly 0.
-  direct_case z = make_case("rms_norm shape=9x40 eps=1e-5 dt=f32 fill=constant_rows");
+  direct_case z = norm_case("rms_norm shape=9x40 eps=1e-5 dt=f32 fill=constant_rows");
   for (std::int64_t i = 0; i < 40; ++i) EXPECT_EQ(z.out[0].at(3 * 40 + i), 0.0);
 }
 
 TEST(norms, padded_rows_give_the_same_result) {
-  direct_case dense = make_case("layer_norm shape=6x33 dt=bf16:f32:bf16");
-  direct_case padded = make_case("layer_norm shape=6x33 ld=40 dt=bf16:f32:bf16");
+  direct_case dense = norm_case("layer_norm shape=6x33 dt=bf16:f32:bf16");
+  direct_case padded = norm_case("layer_norm shape=6x33 ld=40 dt=bf16:f32:bf16");
   EXPECT_EQ(padded.in[0].strides(), (dims{40, 1}));
   EXPECT_EQ(padded.out[0].strides(), (dims{40, 1}));
   EXPECT_EQ(values(padded.in[0]), values(dense.in[0]));
@@ -123,14 +112,14 @@ TEST(norms, validation_names_the_attribute) {
 
 // Every suite line: sim within the bound, and the bound not vacuous where data is random.
 TEST(norms, sim_within_bound_on_suites) {
-  for (const char* op : {"layer_norm", "rms_norm"}) ot::expect_within_bound_on_suites(op, variant_kernel({}));
+  for (const char* op : {"layer_norm", "rms_norm"}) ot::expect_within_bound_on_suites(op, norm_variant_kernel({}));
 }
 
 // The bound is tight where rounding errors are random: f32 output, default fill.
 TEST(norms, bound_is_tight_on_default_fill) {
   for (const char* line : {"layer_norm shape=8x768 dt=f32", "rms_norm shape=8x768 dt=f32",
                            "layer_norm shape=8x4096 dt=bf16:f32:bf16 affine=0"}) {
-    direct_case c = make_case(line);
+    direct_case c = norm_case(line);
     const double ratio = ot::checked_worst_ratio(c);
     EXPECT_GT(ratio, 0.003) << line;
     EXPECT_LE(ratio, 1.0) << line;
@@ -151,7 +140,7 @@ TEST(norms, other_algorithms_within_bound) {
   for (const auto& line : lines)
     for (const auto& v : variants)
       for (std::uint64_t seed : {1, 2, 3}) {
-        direct_case c = make_case(line, seed, v);
+        direct_case c = norm_case(line, seed, v);
         EXPECT_LE(ot::checked_worst_ratio(c), 1.0) << line << " variant " << int(v.variance) << "/" << int(v.order);
       }
 }
@@ -159,7 +148,7 @@ TEST(norms, other_algorithms_within_bound) {
 // ---------------------------------------------------------------------------------------------
 // End to end through run_case
 
-function_backend variant_backend(kernel_variant v) { return function_backend("variant", variant_kernel(v)); }
+function_backend variant_backend(kernel_variant v) { return function_backend("variant", norm_variant_kernel(v)); }
 
 TEST(norms, suites_pass_under_sim) {
   for (const char* op : {"layer_norm", "rms_norm"})
@@ -213,14 +202,14 @@ TEST(norms, forgetting_gamma_or_beta_fails) {
 // max|x - mean|): short rows whose mean is thousands of times their spread.
 TEST(norms, one_pass_variance_fails_on_extreme_offsets) {
   const kernel_variant one_pass{variance_algo::one_pass, sum_order::forward};
-  direct_case c = make_case("layer_norm shape=64x16 eps=1e-12 affine=0 dt=f32", 1, one_pass);
+  direct_case c = norm_case("layer_norm shape=64x16 eps=1e-12 affine=0 dt=f32", 1, one_pass);
   std::vector<double> x = values(c.in[0]);
   for (double& v : x) v = static_cast<float>(4096.0 + v / 4);
   c.in[0].assign(x);
-  c.recompute(variant_kernel(one_pass));
+  c.recompute(norm_variant_kernel(one_pass));
   EXPECT_GT(ot::checked_worst_ratio(c), 1.0);
   for (auto algo : {variance_algo::two_pass, variance_algo::welford}) {
-    c.recompute(variant_kernel({algo, sum_order::forward}));
+    c.recompute(norm_variant_kernel({algo, sum_order::forward}));
     EXPECT_LE(ot::checked_worst_ratio(c), 1.0);
   }
 }
