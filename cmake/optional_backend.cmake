@@ -39,8 +39,8 @@ function(opval_optional_backend name)
     if(arg_PUBLIC_HAVE)
       target_compile_definitions(opval_core PUBLIC OPVAL_HAVE_${upper}=1)
     endif()
-    # Whoever builds opval (or libopval) gets the modules that make its backends.
-    add_dependencies(opval ${target})
+    # Whoever builds opval or a test gets the modules that make its backends (opval_runtime).
+    add_dependencies(opval_runtime ${target})
     set_property(GLOBAL APPEND PROPERTY OPVAL_BACKEND_MODULES ${target})
     set(enabled ON)
   endif()

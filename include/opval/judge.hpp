@@ -48,6 +48,12 @@ case_result judge(const problem& p, std::span<const tensor> inputs, std::span<co
 case_result judge_files(const problem& p, const std::vector<std::string>& input_files,
                         const std::vector<std::string>& output_files, const run_options& o = {});
 
+/// The record of a judge_files judgement that gave no verdict of its own (the worker judging
+/// it crashed or hung: state `st`, `reason`), identified as judge_files identifies its own.
+case_result unfinished_judgement(const problem& p, const std::vector<std::string>& input_files,
+                                 const std::vector<std::string>& output_files, const run_options& o, state st,
+                                 std::string reason);
+
 /// The arrays stored in one file: an .npy file's one array, named after the file (its stem),
 /// or an .npz archive's arrays, named by their keys. Throws opval::error naming the file.
 std::vector<array_data> read_array_file(const std::string& path);

@@ -44,6 +44,10 @@ dims row_major_strides(const dims& shape);
 /// Row-major strides whose innermost-but-one stride is `ld` >= shape.back() (a padded
 /// leading dimension, as BLAS's lda).
 dims padded_strides(const dims& shape, std::int64_t ld);
+/// Strides of a logical N x C x spatial... shape (NCHW, OIHW, any number of spatial dims) stored
+/// channels-last (NHWC, OHWI: PyTorch's channels_last): C innermost, then the spatial dims in
+/// order, N outermost. Rank < 3: row-major.
+dims channels_last_strides(const dims& shape);
 /// Product of the extents.
 std::int64_t element_count(const dims& shape);
 /// "2x3x4" (or "scalar" for rank 0).

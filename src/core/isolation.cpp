@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -23,10 +24,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/backend_modules.hpp"
 #include "core/install_dirs.hpp"
 #include "core/valgrind_client.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
+#include "opval/judge.hpp"
 #include "opval/log.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
@@ -250,6 +253,11 @@ void spawn_worker(const std::string& exe, pid_t& pid, int& to_worker, int& from_
 
 void case_worker::start_if_needed() {
   if (proc_ && proc_->pid != 0) return;
+  // Never this program by default: a host that does not handle `__worker` would rerun itself.
+  if (opts_.worker_executable.empty())
+    throw error(fmt::format("no opval-worker found beside libopval ({}) or in its bin/: install it there, or set "
+                            "OPVAL_WORKER to the worker program, or run with --isolation none",
+                            detail::library_dir().string()));
   proc_ = std::make_unique<process>();
   spawn_worker(opts_.worker_executable, proc_->pid, proc_->to_worker, proc_->from_worker);
   log(log_level::debug, fmt::format("started worker process {} ({})", proc_->pid, opts_.worker_executable));
@@ -280,9 +288,10 @@ case_worker::answer case_worker::await_answer(std::string_view prefix, steady::t
 std::string default_worker_executable() {
   if (const char* exe = std::getenv("OPVAL_WORKER"); exe && *exe) return exe;
   if (const std::filesystem::path lib = detail::library_dir(); !lib.empty())
-    for (const auto& candidate : {lib / "opval-worker", lib / "bin" / "opval-worker", lib.parent_path() / "libexec/opval/opval-worker"})
+    for (const auto& candidate : {lib / "opval-worker", lib / "bin" / "opval-worker", lib.parent_path() / "bin" / "opval-worker",
+                                  lib.parent_path() / "libexec" / "opval" / "opval-worker"})
       if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  return "/proc/self/exe";
+  return {};
 }
 
 namespace {
@@ -321,35 +330,48 @@ case_result case_worker::judge(const problem& p, const std::vector<std::string>&
   write_all(proc_->to_worker, detail::judge_request_line(p, inputs, outputs, o) + "\n");
   const answer a = await_answer(detail::result_prefix, start + std::chrono::duration_cast<steady::duration>(
                                                                     std::chrono::duration<double>(limit)));
-  if (a.line) return from_json_line(*a.line);
   const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  auto unfinished = [&](state st, std::string reason) {
+    case_result r = unfinished_judgement(p, inputs, outputs, o, st, std::move(reason));
+    r.times.total = std::chrono::duration<double>(steady::now() - start).count();
+    return r;
+  };
+  if (a.line) {
+    try {
+      return from_json_line(*a.line);
+    } catch (const std::exception& e) {
+      return unfinished(state::failed, std::string("unreadable answer from the worker: ") + e.what());
+    }
+  }
   throw_worker_error(notes);
-  const std::unique_ptr<backend> judging = remote_backend({o.backend, ""});
-  case_result r = a.timed_out
-      ? unfinished_case({p, "<command line>"}, *judging, o, state::timeout,
-                        fmt::format("no judgement within the time limit of {:g} s: worker killed with SIGKILL", limit))
-      : unfinished_case({p, "<command line>"}, *judging, o, state::crash,
-                        exit_text(a.status) + (notes.empty() ? "" : "; " + notes) + " while judging");
-  r.input_files = inputs;
-  r.output_files = outputs;
-  r.repro = render_repro(r);
-  r.times.total = std::chrono::duration<double>(steady::now() - start).count();
-  return r;
+  if (a.timed_out)
+    return unfinished(state::timeout,
+                      fmt::format("no judgement within the time limit of {:g} s: worker killed with SIGKILL", limit));
+  return unfinished(state::crash, exit_text(a.status) + (notes.empty() ? "" : "; " + notes) + " while judging");
 }
 
 backend_catalog case_worker::catalog() {
-  start_if_needed();
-  const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
-                                            std::chrono::duration<double>(opts_.timeout_seconds));
-  write_all(proc_->to_worker, detail::catalog_request_line() + "\n");
-  const answer a = await_answer(detail::catalog_prefix, deadline);
-  if (a.line) return detail::parse_catalog(*a.line);
-  if (a.timed_out)
-    throw error(fmt::format("the backend modules did not finish loading within {:g} s (--timeout): the worker was killed",
-                            opts_.timeout_seconds));
-  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
-  throw error(fmt::format("the backend modules could not be loaded: {}{}", exit_text(a.status, "while loading them"),
-                          notes.empty() ? "" : " (" + notes + ")"));
+  // A module that crashes or hangs its worker while loading is listed as unavailable and
+  // skipped by the next worker: the others are still listed.
+  std::map<std::string, std::string> skip;
+  for (;;) {
+    start_if_needed();
+    const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                              std::chrono::duration<double>(opts_.timeout_seconds));
+    write_all(proc_->to_worker, detail::catalog_request_line(skip) + "\n");
+    const answer a = await_answer(detail::catalog_prefix, deadline);
+    if (a.line) return detail::parse_catalog(*a.line);
+    const std::string what = a.timed_out ? fmt::format("hung past {:g} s (--timeout) while loading", opts_.timeout_seconds)
+                                         : exit_text(a.status, "while loading it");
+    // The module being loaded is the last one the worker named.
+    const auto loading = std::find_if(a.notes.rbegin(), a.notes.rend(),
+                                      [](const std::string& n) { return n.starts_with(detail::loading_note); });
+    const std::string file = loading == a.notes.rend() ? "" : loading->substr(detail::loading_note.size());
+    const std::string name = detail::module_name_of(file);
+    if (name.empty() || skip.count(name))
+      throw error(fmt::format("the backend modules could not be loaded: {}", what));
+    skip[name] = fmt::format("{} took down its worker: {}", file, what);
+  }
 }
 
 namespace {

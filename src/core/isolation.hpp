@@ -47,8 +47,10 @@ struct backend_catalog {
 };
 
 /// The worker program: $OPVAL_WORKER when set; else opval-worker beside libopval (the build
-/// tree) or in its bin/ (the Python wheel) or ../libexec/opval/; else this very program
-/// ("/proc/self/exe"), which must then call worker_main on `__worker`.
+/// tree), in its bin/ (the Python wheel), in ../bin/ or ../libexec/opval/ (an install prefix);
+/// else empty, and starting a worker is an opval::error saying so (never this very program by
+/// default: a host that does not call worker_main on `__worker` would run itself again). The
+/// opval CLI, which does, names itself when no opval-worker is installed.
 std::string default_worker_executable();
 
 /// Settings of isolated runs.

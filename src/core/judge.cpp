@@ -232,15 +232,39 @@ case_result judge(const problem& p, std::span<const tensor> inputs, std::span<co
   return r;
 }
 
+namespace {
+
+std::string files_source(const std::vector<std::string>& input_files, const std::vector<std::string>& output_files) {
+  return fmt::format("inputs {}; outputs {}", fmt::join(input_files, ", "), fmt::join(output_files, ", "));
+}
+
+// A judgement of files carries them, and the `opval judge` command of them as its repro.
+void of_files(case_result& r, const std::vector<std::string>& input_files, const std::vector<std::string>& output_files) {
+  r.input_files = input_files;
+  r.output_files = output_files;
+  r.repro = render_repro(r);
+}
+
+}  // namespace
+
 case_result judge_files(const problem& p, const std::vector<std::string>& input_files,
                         const std::vector<std::string>& output_files, const run_options& o) {
   const std::vector<tensor> ins = bind_arrays(p.spec().inputs(p), read_all(input_files), "input");
   const std::vector<tensor> outs = bind_arrays(p.spec().outputs(p), read_all(output_files), "output");
-  case_result r = judge(p, ins, outs, o,
-                        fmt::format("inputs {}; outputs {}", fmt::join(input_files, ", "), fmt::join(output_files, ", ")));
-  r.input_files = input_files;
-  r.output_files = output_files;
-  r.repro = render_repro(r);
+  case_result r = judge(p, ins, outs, o, files_source(input_files, output_files));
+  of_files(r, input_files, output_files);
+  return r;
+}
+
+case_result unfinished_judgement(const problem& p, const std::vector<std::string>& input_files,
+                                 const std::vector<std::string>& output_files, const run_options& o, state st,
+                                 std::string reason) {
+  case_result r;
+  static_cast<case_identity&>(r) = identify(p, "judge", o, files_source(input_files, output_files));
+  r.not_applicable = kernel_checks_not_applicable;
+  r.v.st = st;
+  r.v.reason = std::move(reason);
+  of_files(r, input_files, output_files);
   return r;
 }
 

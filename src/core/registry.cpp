@@ -2,7 +2,10 @@
 // themselves here at load time, so adding one touches no central file.
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,9 +28,25 @@ op_table& ops() {
   return table;
 }
 
-std::map<std::string, backend_factory>& backends() {
-  static std::map<std::string, backend_factory> table;
+// The backends by name. Registrations arrive at load time and, from backend modules, later
+// (inside dlopen): the table is read and written under its own lock, never held while a
+// module loads.
+struct backend_table {
+  std::mutex lock;
+  std::map<std::string, backend_factory> factories;
+};
+
+backend_table& backends() {
+  static backend_table table;
   return table;
+}
+
+std::optional<backend_factory> registered(std::string_view name) {
+  backend_table& t = backends();
+  const std::lock_guard<std::mutex> hold(t.lock);
+  const auto it = t.factories.find(std::string(name));
+  if (it == t.factories.end()) return std::nullopt;
+  return it->second;
 }
 
 template <class Names>
@@ -47,8 +66,11 @@ op_registrar::op_registrar(std::unique_ptr<op_spec> spec) {
             [](const op_spec* a, const op_spec* b) { return a->name() < b->name(); });
 }
 
+// The first registration of a name wins: a module cannot replace sim, or another module's backend.
 backend_registrar::backend_registrar(std::string name, backend_factory factory) {
-  backends()[std::move(name)] = factory;
+  backend_table& t = backends();
+  const std::lock_guard<std::mutex> hold(t.lock);
+  t.factories.emplace(std::move(name), factory);
 }
 
 }  // namespace detail
@@ -72,31 +94,27 @@ const op_spec& find_op(std::string_view name) {
 
 std::vector<std::string> backend_names() {
   detail::load_backend_modules();
+  backend_table& t = backends();
+  const std::lock_guard<std::mutex> hold(t.lock);
   std::vector<std::string> names;
-  for (const auto& [name, factory] : backends()) names.push_back(name);
+  for (const auto& [name, factory] : t.factories) names.push_back(name);
   return names;
 }
 
 std::unique_ptr<backend> make_backend(std::string_view name) {
-  // Registered already (sim, plugin, a module loaded before), else the module of that name,
-  // else any module (one may register several backends: onednn_winograd is onednn's).
-  const auto registered = [&] { return backends().find(std::string(name)); };
-  auto it = registered();
-  if (it == backends().end()) {
-    detail::load_backend_module(name);
-    it = registered();
+  // Registered already (sim, plugin, a module loaded before), else the module that holds it
+  // (its own, or the one it is a variant of: onednn_winograd is onednn's), loaded alone.
+  std::optional<backend_factory> factory = registered(name);
+  if (!factory) {
+    detail::load_module_of(name);
+    factory = registered(name);
   }
-  if (it == backends().end()) {
-    detail::load_backend_modules();
-    it = registered();
-  }
-  if (it == backends().end()) {
-    const auto& unloadable = detail::unloadable_backend_modules();
-    if (const auto failed = unloadable.find(std::string(name)); failed != unloadable.end())
-      throw error(fmt::format("backend '{}' is unavailable: its module {}", name, failed->second));
+  if (!factory) {
+    if (const std::optional<std::string> why = detail::module_failure_of(name))
+      throw error(fmt::format("backend '{}' is unavailable: its module {}", name, *why));
     throw error(fmt::format("unknown backend '{}' (known: {})", name, joined(backend_names())));
   }
-  return it->second();
+  return (*factory)();
 }
 
 

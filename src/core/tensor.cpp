@@ -95,6 +95,20 @@ dims padded_strides(const dims& shape, std::int64_t ld) {
   return strides;
 }
 
+dims channels_last_strides(const dims& shape) {
+  if (shape.size() < 3) return row_major_strides(shape);
+  dims strides(shape.size(), 0);
+  std::int64_t stride = 1;
+  strides[1] = stride;
+  stride = size_product(stride, std::max<std::int64_t>(shape[1], 1), shape);
+  for (std::size_t d = shape.size() - 1; d >= 2; --d) {
+    strides[d] = stride;
+    stride = size_product(stride, std::max<std::int64_t>(shape[d], 1), shape);
+  }
+  strides[0] = stride;
+  return strides;
+}
+
 std::int64_t element_count(const dims& shape) {
   std::int64_t n = 1;
   for (std::int64_t e : shape) n = size_product(n, e, shape);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -145,7 +146,11 @@ int worker_main(int argc, char** argv) {
         write_all(answer_fd, answer.data(), answer.size());
         continue;
       }
-      if (detail::is_catalog_request(line)) {
+      if (const auto skip = detail::parse_catalog_request(line)) {
+        for (const auto& [name, why] : *skip) detail::mark_module_unloadable(name, why);
+        // Each module named before it loads: if it crashes this worker, the runner knows which.
+        detail::load_backend_modules(
+            [](const std::filesystem::path& file) { send_note(std::string(detail::loading_note) + file.string()); });
         const backend_catalog c{backend_names(), detail::unloadable_backend_modules()};
         const std::string answer = std::string(detail::catalog_prefix) + detail::catalog_line(c) + "\n";
         write_all(answer_fd, answer.data(), answer.size());

@@ -156,11 +156,18 @@ std::optional<judge_request> parse_judge_request(std::string_view line) {
   }
 }
 
-std::string catalog_request_line() { return json{{"catalog", true}}.dump(); }
+std::string catalog_request_line(const std::map<std::string, std::string>& skip) {
+  return json{{"catalog", {{"skip", skip}}}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
-bool is_catalog_request(std::string_view line) {
+std::optional<std::map<std::string, std::string>> parse_catalog_request(std::string_view line) {
   const json j = json::parse(line, nullptr, false);
-  return !j.is_discarded() && j.is_object() && j.contains("catalog");
+  if (j.is_discarded() || !j.is_object() || !j.contains("catalog")) return std::nullopt;
+  try {
+    return j.at("catalog").at("skip").get<std::map<std::string, std::string>>();
+  } catch (const json::exception& e) {
+    throw error(std::string("malformed worker request: ") + e.what());
+  }
 }
 
 std::string catalog_line(const backend_catalog& c) {

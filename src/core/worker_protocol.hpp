@@ -2,6 +2,7 @@
 // The lines a runner and its worker process exchange (private to src/core). Runner -> worker:
 // one JSON object per case (request_line). Worker -> runner: `R <record>` with the case's
 // JSON record (to_json_line), or `N <text>` notes sent before a crash (a guard-page hit).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,10 +49,12 @@ std::string judge_request_line(const problem& p, const std::vector<std::string>&
 /// The judge request a line holds; nullopt for another request.
 std::optional<judge_request> parse_judge_request(std::string_view line);
 
-/// A request for the worker's backend catalog, whether a line is one, the answer as one line
-/// and its inverse.
-std::string catalog_request_line();
-bool is_catalog_request(std::string_view line);
+/// A request for the worker's backend catalog, loading every module but those of `skip` (by
+/// name, with the reason they are unavailable: they crashed an earlier worker); the request a
+/// line holds (its skip list), nullopt for another request; the answer as one line and its
+/// inverse.
+std::string catalog_request_line(const std::map<std::string, std::string>& skip);
+std::optional<std::map<std::string, std::string>> parse_catalog_request(std::string_view line);
 std::string catalog_line(const backend_catalog& c);
 backend_catalog parse_catalog(std::string_view line);
 
@@ -59,5 +62,7 @@ inline constexpr std::string_view result_prefix = "R ";
 inline constexpr std::string_view identity_prefix = "B ";
 inline constexpr std::string_view note_prefix = "N ";
 inline constexpr std::string_view catalog_prefix = "C ";
+/// The note a worker sends before it loads a backend module (its file follows).
+inline constexpr std::string_view loading_note = "loading backend module ";
 
 }  // namespace opval::detail

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "core/device.hpp"
 #include "opval/error.hpp"
 #include "core/known_failures.hpp"
+#include "core/backend_modules.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/runner.hpp"
@@ -24,7 +26,8 @@
 namespace opval::testing {
 
 /// The backend `name`, or null when this build does not register it, or when `device_probe`
-/// (a problem line) is given and the backend SKIPs it because the machine has no device.
+/// (a problem line) is given and the backend SKIPs it because the machine has no device. A
+/// backend whose module is in the build but cannot be loaded is a test failure, not a skip.
 inline std::unique_ptr<backend> backend_or_null(const std::string& name, const char* device_probe = nullptr) {
   try {
     auto b = make_backend(name);
@@ -33,7 +36,9 @@ inline std::unique_ptr<backend> backend_or_null(const std::string& name, const c
       if (!s.ok && s.st == state::skipped) return nullptr;
     }
     return b;
-  } catch (const error&) {
+  } catch (const error& e) {
+    if (const std::optional<std::string> why = detail::module_failure_of(name))
+      ADD_FAILURE() << "backend '" << name << "' is in this build but its module " << *why;
     return nullptr;
   }
 }

@@ -469,6 +469,14 @@ TEST(CaseWorker, AnEmbedderGetsTheInstalledWorkerWithoutHandlingWorkerItself) {
   ::setenv("OPVAL_WORKER", "/bin/true", 1);  // the variable names another worker
   EXPECT_EQ(isolation_options{}.worker_executable, "/bin/true");
   ::unsetenv("OPVAL_WORKER");
+  // No worker program: one clear error, never this test program run again as the worker.
+  case_worker none(isolation_options{.worker_executable = ""});
+  try {
+    (void)none.run({parse_problem("relu shape=4"), "<test>"}, {"sim", ""}, *sim, run_options{});
+    ADD_FAILURE() << "a worker started without a worker program";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("no opval-worker found"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CaseWorker, AWorkerDeadBeforeItReadsLeavesTheCallersSigpipeAlone) {

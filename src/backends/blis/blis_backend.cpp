@@ -13,8 +13,9 @@
 namespace opval {
 namespace {
 
-struct blis_library : blas::standard_cblas<f77_int> {
+struct blis_library : blas::standard_cblas<blis_library, f77_int> {
   static constexpr const char* name = "blis";
+  static constexpr const char* library = "libblis";
   static std::string arch() { return bli_arch_string(bli_arch_query_id()); }
   static std::string version() { return std::string("BLIS ") + bli_info_get_version_str() + " (arch " + arch() + ")"; }
   static std::string kernel() { return "BLIS arch " + arch(); }

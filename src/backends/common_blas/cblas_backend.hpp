@@ -8,9 +8,10 @@
 //
 // Header-only on purpose: each BLAS module compiles its own copy against its own cblas.h, and
 // its calls bind to the library that module links. The modules are loaded with RTLD_LOCAL and
-// build with hidden symbols (src/core/backend_modules.hpp), so two BLAS exporting the same
-// cblas_sgemm never serve each other's backend; version() names the file the cblas_sgemm in
-// use comes from, which shows it (tests/cpp/test_blas_backends.cpp).
+// build with hidden symbols (src/core/backend_modules.hpp), so two BLAS modules exporting the
+// same cblas_sgemm never serve each other's backend; version() names the file the cblas_sgemm
+// in use comes from, and a backend whose calls another BLAS in the global scope serves (which
+// RTLD_LOCAL cannot prevent) SKIPs every case, saying so (tests/cpp/test_blas_backends.cpp).
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -41,6 +42,7 @@ inline std::string library_file_of(const void* address) {
 /// integer>, cblas_calls.hpp, gives it index, gemm and sgemm_address):
 ///   using index = ...;                                         the library's BLAS integer
 ///   static constexpr const char* name;                         the backend's name
+///   static constexpr const char* library;                      its library's file name starts so
 ///   static void gemm(bool trans_a, bool trans_b, index m, n, k, T alpha, const T* a, index lda,
 ///                    const T* b, index ldb, T beta, T* c, index ldc)   for T = float, double
 ///                                                              (row-major cblas_?gemm)
@@ -71,6 +73,10 @@ class cblas_backend final : public backend {
 
   support supports(const problem& p) const override {
     if (!handlers().find(p)) return handlers().unimplemented(p);
+    if (const std::string served = library_file_of(Blas::sgemm_address()); !served.starts_with(Blas::library))
+      return support::skipped(std::string(Blas::name) + ": cblas_sgemm is served by " + served + ", not by " +
+                              Blas::library + ": a BLAS in the process's global scope (the executable, LD_PRELOAD, "
+                              "a library loaded RTLD_GLOBAL) interposes, so this backend would test the wrong library");
     if (gemm_routine(p.dt).empty())
       return support::unimplemented(std::string(Blas::name) + " implements matmul dt=f32 (sgemm) and dt=f64 (dgemm) only, not " +
                                     p.dt.to_string());

@@ -6,8 +6,10 @@
 namespace opval::blas {
 
 /// ?gemm as row-major cblas_sgemm / cblas_dgemm with `Index` the library's BLAS integer, and
-/// the address of cblas_sgemm as this module binds it.
-template <class Index>
+/// the address of cblas_sgemm as this module binds it. `Library` is the module's own
+/// description (in its anonymous namespace), so each module's instantiation is its own entity
+/// (two BLAS modules never share one definition of these calls, whatever the build links).
+template <class Library, class Index>
 struct standard_cblas {
   using index = Index;
   static void gemm(bool ta, bool tb, index m, index n, index k, float alpha, const float* a, index lda, const float* b,

@@ -10,8 +10,9 @@
 namespace opval {
 namespace {
 
-struct openblas_library : blas::standard_cblas<blasint> {
+struct openblas_library : blas::standard_cblas<openblas_library, blasint> {
   static constexpr const char* name = "openblas";
+  static constexpr const char* library = "libopenblas";
   static std::string version() { return std::string(openblas_get_config()) + " (core " + openblas_get_corename() + ")"; }
   static std::string kernel() { return std::string("OpenBLAS core ") + openblas_get_corename(); }
   static int threads() { return openblas_get_num_threads(); }

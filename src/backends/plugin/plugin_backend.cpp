@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend_modules.hpp"
 #include "core/device.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
@@ -215,7 +216,11 @@ class plugin_backend final : public backend {
   support device_support() const {
     if (device_ == device_kind::cpu) return support::yes();
     const device_runtime* rt = find_device_runtime(device_);
-    if (!rt) return support::skipped("plugin wants CUDA device tensors, but this opval was built without CUDA");
+    if (!rt) {
+      if (const std::optional<std::string> why = detail::module_failure_of("cuda"))
+        return support::skipped("plugin wants CUDA device tensors, but the cuda backend's module " + *why);
+      return support::skipped("plugin wants CUDA device tensors, but this opval was built without CUDA");
+    }
     if (std::string why = rt->unavailable_reason(); !why.empty()) return support::skipped(why);
     return support::yes();
   }

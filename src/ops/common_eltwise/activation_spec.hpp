@@ -1,5 +1,5 @@
 #pragma once
-// Activations y = f(x) (relu, gelu, silu): everything but the function itself. An op supplies
+// Activations y = f(x) (relu, gelu, silu, tanh): everything but the function itself. An op supplies
 // f in fp64, f as a kernel of the contract computes it step by step, a bound on that kernel's
 // error, a Lipschitz constant and its cost; this base does validation, fill, reference,
 // simulation, the bound tensor and the suites.

@@ -257,6 +257,12 @@ bound_constants constants_of(const problem& p, const geometry& g, const fill_tra
 
 }  // namespace
 
+std::vector<std::string> suite_contracts() { return {"f32", "bf16:f32:bf16", "f16:f32:f16"}; }
+
+std::vector<std::string> suite_fills() {
+  return {"default", std::string(constant_rows_fill), "wide", "cancel", "special", "large", "positive", "uniform", "normal"};
+}
+
 // ---------------------------------------------------------------------------------------------
 // The op_spec the norms derive from
 

@@ -61,6 +61,11 @@ struct geometry {
 /// Op-specific fill: every third row constant (zero variance; half of them all zero).
 inline constexpr std::string_view constant_rows_fill = "constant_rows";
 
+/// The contracts the normalizations' suites cover, and the fills their regression suites
+/// cycle through, in this order.
+std::vector<std::string> suite_contracts();
+std::vector<std::string> suite_fills();
+
 /// The base of the normalization ops: everything but which elements form a row (geometry),
 /// the attributes that say so, their layouts and the suites. A derived op's reference.cpp,
 /// bound.cpp and suite.cpp override those stages by calling the family's functions below.
@@ -75,7 +80,7 @@ class norm_spec : public op_spec {
   virtual layout data_layout(const problem& p) const { return {}; }
 
   std::vector<std::string> fills() const override;
-  std::vector<std::string> contracts() const override { return {"f32", "bf16:f32:bf16", "f16:f32:f16"}; }
+  std::vector<std::string> contracts() const override { return suite_contracts(); }
   /// The checks every norm shares (eps, fill, contract); derived ops check their shape first.
   void validate(const problem& p) const override;
   std::vector<operand> inputs(const problem& p) const override;

@@ -57,7 +57,7 @@ layout trailing_axes_spec::data_layout(const problem& p) const {
 
 std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_view tag) const {
   const std::string op(name());
-  const std::vector<std::string> contracts{"f32", "bf16:f32:bf16", "f16:f32:f16"};
+  const std::vector<std::string> contracts = suite_contracts();
   std::vector<std::string> lines;
   auto add = [&](const std::string& shape, int axes, double eps, bool affine, const std::string& dt,
                  const std::string& fill, std::int64_t ld = 0) {
@@ -84,8 +84,7 @@ std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_vie
   const std::vector<std::string> rows_by_n{"7x1", "5x2", "9x3", "6x13", "8x31", "4x97", "3x257", "4x1000",
                                            "12x768", "2x4096", "16x100"};
   const std::vector<double> eps_values{1e-5, 1e-12, 0.1};
-  const std::vector<std::string> fills{"default", std::string(constant_rows_fill), "wide", "cancel", "special",
-                                       "large", "positive", "uniform", "normal"};
+  const std::vector<std::string> fills = suite_fills();
   std::size_t i = 0;
   for (const auto& dt : contracts) {
     for (const auto& shape : rows_by_n)

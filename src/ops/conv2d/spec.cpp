@@ -56,9 +56,8 @@ namespace {
 
 // Strides of a logical NCHW (or OIHW) tensor stored channels-last.
 layout channels_last(const dims& shape) {
-  const std::int64_t c = shape[1], h = shape[2], w = shape[3];
   layout lay;
-  lay.strides = {c * h * w, 1, w * c, c};
+  lay.strides = channels_last_strides(shape);
   return lay;
 }
 

@@ -62,21 +62,10 @@ norm::geometry group_norm_spec::geometry_of(const problem& p) const {
   return g;
 }
 
-// Channels-last strides of the logical N x C x spatial... shape: C innermost, then the spatial
-// dims in order, N outermost.
+// nhwc: channels-last strides of the logical N x C x spatial... shape.
 layout group_norm_spec::data_layout(const problem& p) const {
   layout lay;
-  const dims& shape = p.get_dims("shape");
-  if (!params_of(p).nhwc || shape.size() < 3) return lay;
-  lay.strides.assign(shape.size(), 0);
-  std::int64_t stride = 1;
-  lay.strides[1] = stride;
-  stride *= shape[1];
-  for (std::size_t d = shape.size() - 1; d >= 2; --d) {
-    lay.strides[d] = stride;
-    stride *= shape[d];
-  }
-  lay.strides[0] = stride;
+  if (params_of(p).nhwc) lay.strides = channels_last_strides(p.get_dims("shape"));
   return lay;
 }
 

@@ -10,7 +10,7 @@
 namespace opval::ops::group_norm {
 
 std::vector<std::string> group_norm_spec::suite(std::string_view tag) const {
-  const std::vector<std::string> contracts{"f32", "bf16:f32:bf16", "f16:f32:f16"};
+  const std::vector<std::string> contracts = norm::suite_contracts();
   const std::string constant_rows(norm::constant_rows_fill);
   std::vector<std::string> lines;
   auto add = [&](const std::string& shape, std::int64_t groups, double eps, bool affine, const std::string& layout,
@@ -40,8 +40,7 @@ std::vector<std::string> group_norm_spec::suite(std::string_view tag) const {
       {"2x8", 8, true}, {"4x6", 3},        {"2x16x9", 4},     {"3x4x7x5", 4},  {"2x6x5x5", 1},
       {"1x32x8x8", 32}, {"2x20x3x11", 5},  {"1x8x3x4x5", 2},  {"2x64x4x4", 32}, {"1x10x1x13", 2}};
   const std::vector<double> eps_values{1e-5, 1e-12, 0.1};
-  const std::vector<std::string> fills{"default", constant_rows, "wide", "cancel", "special",
-                                       "large", "positive", "uniform", "normal"};
+  const std::vector<std::string> fills = norm::suite_fills();
   std::size_t i = 0;
   for (const auto& dt : contracts) {
     for (const auto& s : shapes)

@@ -80,6 +80,31 @@ TEST(tanh, expm1_kernel_passes) {
   }
 }
 
+// A kernel whose tanh is off by the full claimed ulps (ulps.tanh, 2 by default) in either
+// direction, computed in acc: the bound must hold (soundness with a 2-ulp tanhf).
+TEST(tanh, worst_case_ulp_kernels_pass) {
+  for (double dir : {-1.0, 1.0}) {
+    function_backend b("tanh off by the claimed ulps", [dir](const problem& p, std::span<const tensor> in,
+                                                             std::span<tensor> out) {
+      const ops::eltwise::acc_steps s(p.dt);
+      const std::vector<double> x = in[0].to_vector();
+      std::vector<double> y(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double xa = s.load(x[i]);
+        const double t = std::tanh(xa);
+        y[i] = s.store(std::isfinite(xa) ? round_to(p.dt.acc, t + dir * (p.dt.ulps.tanh - 0.5) * ulp(p.dt.acc, t)) : t);
+      }
+      out[0].assign(y);
+    });
+    for (const char* dt : {"f32", "bf16:f32:bf16", "f16:f16:f16"})
+      for (const char* fill : {"default", "large", "uniform", "wide"}) {
+        const std::string line = std::string("tanh shape=30011 dt=") + dt + " fill=" + fill;
+        const case_result r = ot::run_with(line, b);
+        EXPECT_EQ(r.v.st, state::passed) << "dir " << dir << ": " << line << ": " << r.v.reason;
+      }
+  }
+}
+
 /// Runs `k` as a backend on each line: every case must fail, with `why` in the reason.
 void expect_fails(const std::string& name, const ot::kernel_fn& k, const std::vector<std::string>& lines,
                   const std::string& why = "beyond the bound") {
