@@ -120,6 +120,34 @@ class sigpipe_held {
   bool was_pending_ = false;
 };
 
+/// The time `seconds` from now.
+steady::time_point deadline_after(double seconds) {
+  return steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(seconds));
+}
+
+/// The notes a worker sent before it stopped answering, as one text ("" for none).
+std::string joined(const std::vector<std::string>& notes) { return fmt::format("{}", fmt::join(notes, "; ")); }
+
+/// `text`, then the worker's notes after "; " when it sent any.
+std::string with_notes(std::string text, const std::vector<std::string>& notes) {
+  return notes.empty() ? text : text + "; " + joined(notes);
+}
+
+/// The reason of a request the worker did not answer in time: `what` it owed.
+std::string time_limit_text(std::string_view what, double limit) {
+  return fmt::format("no {} within the time limit of {:g} s: worker killed with SIGKILL", what, limit);
+}
+
+/// The record an answer line holds; a line that is not one is a failure `unfinished` makes.
+template <class Unfinished>
+case_result record_from(const std::string& line, Unfinished unfinished) {
+  try {
+    return from_json_line(line);
+  } catch (const std::exception& e) {
+    return unfinished(state::failed, std::string("unreadable answer from the worker: ") + e.what());
+  }
+}
+
 void write_all(int fd, std::string_view text) {
   const sigpipe_held held;
   while (!text.empty()) {
@@ -308,15 +336,14 @@ void throw_worker_error(const std::string& notes) {
 backend_identity case_worker::describe(const backend_ref& ref) {
   const std::string what = ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
   start_if_needed();
-  const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
-                                            std::chrono::duration<double>(opts_.timeout_seconds));
+  const auto deadline = deadline_after(opts_.timeout_seconds);
   write_all(proc_->to_worker, detail::describe_line(ref) + "\n");
   const answer a = await_answer(detail::identity_prefix, deadline);
   if (a.line) return detail::parse_identity(*a.line);
   if (a.timed_out)
     throw error(fmt::format("{} did not finish loading within {:g} s (--timeout): its worker was killed", what,
                             opts_.timeout_seconds));
-  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  const std::string notes = joined(a.notes);
   throw_worker_error(notes);
   throw error(fmt::format("{} could not be loaded: {}{}", what, exit_text(a.status, "while loading it"),
                           notes.empty() ? "" : " (" + notes + ")"));
@@ -328,26 +355,16 @@ case_result case_worker::judge(const problem& p, const std::vector<std::string>&
   const auto start = steady::now();
   const double limit = case_time_limit(p, opts_);
   write_all(proc_->to_worker, detail::judge_request_line(p, inputs, outputs, o) + "\n");
-  const answer a = await_answer(detail::result_prefix, start + std::chrono::duration_cast<steady::duration>(
-                                                                    std::chrono::duration<double>(limit)));
-  const std::string notes = fmt::format("{}", fmt::join(a.notes, "; "));
+  const answer a = await_answer(detail::result_prefix, deadline_after(limit));
   auto unfinished = [&](state st, std::string reason) {
     case_result r = unfinished_judgement(p, inputs, outputs, o, st, std::move(reason));
     r.times.total = std::chrono::duration<double>(steady::now() - start).count();
     return r;
   };
-  if (a.line) {
-    try {
-      return from_json_line(*a.line);
-    } catch (const std::exception& e) {
-      return unfinished(state::failed, std::string("unreadable answer from the worker: ") + e.what());
-    }
-  }
-  throw_worker_error(notes);
-  if (a.timed_out)
-    return unfinished(state::timeout,
-                      fmt::format("no judgement within the time limit of {:g} s: worker killed with SIGKILL", limit));
-  return unfinished(state::crash, exit_text(a.status) + (notes.empty() ? "" : "; " + notes) + " while judging");
+  if (a.line) return record_from(*a.line, unfinished);
+  throw_worker_error(joined(a.notes));
+  if (a.timed_out) return unfinished(state::timeout, time_limit_text("judgement", limit));
+  return unfinished(state::crash, with_notes(exit_text(a.status), a.notes) + " while judging");
 }
 
 backend_catalog case_worker::catalog() {
@@ -356,8 +373,7 @@ backend_catalog case_worker::catalog() {
   std::map<std::string, std::string> skip;
   for (;;) {
     start_if_needed();
-    const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
-                                              std::chrono::duration<double>(opts_.timeout_seconds));
+    const auto deadline = deadline_after(opts_.timeout_seconds);
     write_all(proc_->to_worker, detail::catalog_request_line(skip) + "\n");
     const answer a = await_answer(detail::catalog_prefix, deadline);
     if (a.line) return detail::parse_catalog(*a.line);
@@ -401,25 +417,13 @@ case_result case_worker::run(const located_problem& lp, const backend_ref& ref, 
   start_if_needed();
   const auto start = steady::now();
   const double limit = case_time_limit(lp.prob, opts_);
-  const auto deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(limit));
   write_all(proc_->to_worker, detail::request_line(lp, ref, o) + "\n");
+  const answer a = await_answer(detail::result_prefix, deadline_after(limit));
+  auto unfinished = [&](state st, std::string reason) { return unfinished_case(lp, b, o, st, std::move(reason), ref); };
+  if (a.line) return record_from(*a.line, unfinished);
   const std::string where = fmt::format(" while running '{}' on {}", lp.prob.to_string(), b.name());
-  const answer a = await_answer(detail::result_prefix, deadline);
-  if (a.line) {
-    try {
-      return from_json_line(*a.line);
-    } catch (const std::exception& e) {
-      return unfinished_case(lp, b, o, state::failed, std::string("unreadable answer from the worker: ") + e.what(),
-                             ref);
-    }
-  }
-  std::string notes;
-  for (const std::string& n : a.notes) notes += "; " + n;
-  case_result r =
-      a.timed_out ? unfinished_case(lp, b, o, state::timeout,
-                                    fmt::format("no result within the time limit of {:g} s: worker killed with "
-                                                "SIGKILL{}", limit, where), ref)
-                  : unfinished_case(lp, b, o, state::crash, exit_text(a.status) + notes + where, ref);
+  case_result r = a.timed_out ? unfinished(state::timeout, time_limit_text("result", limit) + where)
+                              : unfinished(state::crash, with_notes(exit_text(a.status), a.notes) + where);
   r.times.total = std::chrono::duration<double>(steady::now() - start).count();
   log(log_level::info, fmt::format("lost the worker process ({}): {}; the next case starts a new one",
                                    to_string(r.v.st), r.v.reason));

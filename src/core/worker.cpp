@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <variant>
 
 #include "core/backend_modules.hpp"
 #include "core/worker_protocol.hpp"
@@ -114,10 +116,46 @@ void attach_reference(run_options& o, std::map<std::string, std::unique_ptr<back
   o.reference->impl = std::shared_ptr<backend>(std::shared_ptr<backend>(), &b);
 }
 
-void send_note(const std::string& text) {
-  const std::string line = std::string(detail::note_prefix) + text + "\n";
+/// Sends one answer line: `prefix` (worker_protocol.hpp) and its text.
+void send(std::string_view prefix, const std::string& text) {
+  const std::string line = std::string(prefix) + text + "\n";
   write_all(answer_fd, line.data(), line.size());
 }
+
+void send_note(const std::string& text) { send(detail::note_prefix, text); }
+
+/// Carries out one request and sends its answer; `backends` are those made so far.
+class request_handler {
+ public:
+  explicit request_handler(std::map<std::string, std::unique_ptr<backend>>& backends) : backends_(backends) {}
+
+  void operator()(const detail::describe_request& r) const {
+    const backend& b = backend_for(r.ref, backends_);
+    send(detail::identity_prefix, detail::identity_line({b.name(), b.version()}));
+  }
+
+  void operator()(detail::judge_request& r) const {
+    attach_reference(r.opts, backends_);
+    send(detail::result_prefix, to_json_line(judge_files(r.prob, r.inputs, r.outputs, r.opts)));
+  }
+
+  void operator()(const detail::catalog_request& r) const {
+    for (const auto& [name, why] : r.skip) detail::mark_module_unloadable(name, why);
+    // Each module named before it loads: if it crashes this worker, the runner knows which.
+    detail::load_backend_modules(
+        [](const std::filesystem::path& file) { send_note(std::string(detail::loading_note) + file.string()); });
+    send(detail::catalog_prefix, detail::catalog_line({backend_names(), detail::unloadable_backend_modules()}));
+  }
+
+  void operator()(detail::case_request& r) const {
+    backend& b = backend_for(r.ref, backends_);
+    attach_reference(r.opts, backends_);
+    send(detail::result_prefix, to_json_line(run_case_caught(r.lp, b, r.opts, r.ref)));
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<backend>>& backends_;
+};
 
 }  // namespace
 
@@ -130,38 +168,11 @@ int worker_main(int argc, char** argv) {
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
   install_fault_handler();
   std::map<std::string, std::unique_ptr<backend>> backends;
+  const request_handler handle(backends);
   for (std::string line; std::getline(std::cin, line);) {
     try {
-      if (const std::optional<backend_ref> ref = detail::parse_describe(line)) {
-        const backend& b = backend_for(*ref, backends);
-        const std::string answer =
-            std::string(detail::identity_prefix) + detail::identity_line({b.name(), b.version()}) + "\n";
-        write_all(answer_fd, answer.data(), answer.size());
-        continue;
-      }
-      if (std::optional<detail::judge_request> judged = detail::parse_judge_request(line)) {
-        attach_reference(judged->opts, backends);
-        const case_result r = judge_files(judged->prob, judged->inputs, judged->outputs, judged->opts);
-        const std::string answer = std::string(detail::result_prefix) + to_json_line(r) + "\n";
-        write_all(answer_fd, answer.data(), answer.size());
-        continue;
-      }
-      if (const auto skip = detail::parse_catalog_request(line)) {
-        for (const auto& [name, why] : *skip) detail::mark_module_unloadable(name, why);
-        // Each module named before it loads: if it crashes this worker, the runner knows which.
-        detail::load_backend_modules(
-            [](const std::filesystem::path& file) { send_note(std::string(detail::loading_note) + file.string()); });
-        const backend_catalog c{backend_names(), detail::unloadable_backend_modules()};
-        const std::string answer = std::string(detail::catalog_prefix) + detail::catalog_line(c) + "\n";
-        write_all(answer_fd, answer.data(), answer.size());
-        continue;
-      }
-      detail::case_request req = detail::parse_request(line);
-      backend& b = backend_for(req.ref, backends);
-      attach_reference(req.opts, backends);
-      const std::string answer =
-          std::string(detail::result_prefix) + to_json_line(run_case_caught(req.lp, b, req.opts, req.ref)) + "\n";
-      write_all(answer_fd, answer.data(), answer.size());
+      detail::worker_request request = detail::parse_worker_request(line);
+      std::visit(handle, request);
     } catch (const std::exception& e) {
       // No record can be made without a problem and a backend: the runner records a CRASH
       // carrying this note.

@@ -87,99 +87,84 @@ run_options options_from(const json& j) {
   return plan.run;
 }
 
+// Every line is one JSON object, without newlines; text that is not UTF-8 is replaced, not thrown on.
+std::string line_of(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// A worker's answer, read by `read` from its line; `what` names the answer in the error.
+template <class Read>
+auto read_answer(std::string_view line, std::string_view what, Read read) {
+  try {
+    return read(json::parse(line));
+  } catch (const json::exception& e) {
+    throw error(fmt::format("unreadable {} from the worker: {}", what, e.what()));
+  }
+}
+
+// A request is told by its one key; a case request has none of them.
+worker_request request_from(const json& j) {
+  if (j.contains("describe")) {
+    const json& d = j.at("describe");
+    return describe_request{{d.at("backend").get<std::string>(), d.at("plugin").get<std::string>()}};
+  }
+  if (j.contains("judge")) {
+    const json& r = j.at("judge");
+    return judge_request{parse_problem(r.at("descriptor").get<std::string>()), r.at("inputs").get<std::vector<std::string>>(),
+                         r.at("outputs").get<std::vector<std::string>>(), options_from(r.at("options"))};
+  }
+  if (j.contains("catalog")) return catalog_request{j.at("catalog").at("skip").get<std::map<std::string, std::string>>()};
+  return case_request{{parse_problem(j.at("descriptor").get<std::string>()), j.at("source").get<std::string>()},
+                      {j.at("backend").get<std::string>(), j.at("plugin").get<std::string>()},
+                      options_from(j.at("options"))};
+}
+
 }  // namespace
 
 std::string request_line(const located_problem& lp, const backend_ref& ref, const run_options& o) {
-  json j{{"descriptor", lp.prob.to_string()},
-         {"source", lp.source},
-         {"backend", ref.name},
-         {"plugin", ref.plugin_path},
-         {"options", options_json(o)}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-case_request parse_request(std::string_view line) {
-  try {
-    const json j = json::parse(line);
-    return {{parse_problem(j.at("descriptor").get<std::string>()), j.at("source").get<std::string>()},
-            {j.at("backend").get<std::string>(), j.at("plugin").get<std::string>()},
-            options_from(j.at("options"))};
-  } catch (const json::exception& e) {
-    throw error(std::string("malformed worker request: ") + e.what());
-  }
+  return line_of({{"descriptor", lp.prob.to_string()},
+                  {"source", lp.source},
+                  {"backend", ref.name},
+                  {"plugin", ref.plugin_path},
+                  {"options", options_json(o)}});
 }
 
 std::string describe_line(const backend_ref& ref) {
-  return json{{"describe", {{"backend", ref.name}, {"plugin", ref.plugin_path}}}}.dump(-1, ' ', false,
-                                                                                    json::error_handler_t::replace);
+  return line_of({{"describe", {{"backend", ref.name}, {"plugin", ref.plugin_path}}}});
 }
 
-std::optional<backend_ref> parse_describe(std::string_view line) {
-  const json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("describe")) return std::nullopt;
-  try {
-    const json& d = j.at("describe");
-    return backend_ref{d.at("backend").get<std::string>(), d.at("plugin").get<std::string>()};
-  } catch (const json::exception& e) {
-    throw error(std::string("malformed worker request: ") + e.what());
-  }
-}
-
-std::string identity_line(const backend_identity& id) {
-  return json{{"name", id.name}, {"version", id.version}}.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string identity_line(const backend_identity& id) { return line_of({{"name", id.name}, {"version", id.version}}); }
 
 backend_identity parse_identity(std::string_view line) {
-  try {
-    const json j = json::parse(line);
-    return {j.at("name").get<std::string>(), j.at("version").get<std::string>()};
-  } catch (const json::exception& e) {
-    throw error(std::string("unreadable backend identity from the worker: ") + e.what());
-  }
+  return read_answer(line, "backend identity", [](const json& j) {
+    return backend_identity{j.at("name").get<std::string>(), j.at("version").get<std::string>()};
+  });
 }
 
 std::string judge_request_line(const problem& p, const std::vector<std::string>& inputs,
                                const std::vector<std::string>& outputs, const run_options& o) {
-  const json j{{"judge", {{"descriptor", p.to_string()}, {"inputs", inputs}, {"outputs", outputs}, {"options", options_json(o)}}}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::optional<judge_request> parse_judge_request(std::string_view line) {
-  const json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("judge")) return std::nullopt;
-  try {
-    const json& r = j.at("judge");
-    return judge_request{parse_problem(r.at("descriptor").get<std::string>()), r.at("inputs").get<std::vector<std::string>>(),
-                         r.at("outputs").get<std::vector<std::string>>(), options_from(r.at("options"))};
-  } catch (const json::exception& e) {
-    throw error(std::string("malformed worker request: ") + e.what());
-  }
+  return line_of(
+      {{"judge", {{"descriptor", p.to_string()}, {"inputs", inputs}, {"outputs", outputs}, {"options", options_json(o)}}}});
 }
 
 std::string catalog_request_line(const std::map<std::string, std::string>& skip) {
-  return json{{"catalog", {{"skip", skip}}}}.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::optional<std::map<std::string, std::string>> parse_catalog_request(std::string_view line) {
-  const json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("catalog")) return std::nullopt;
-  try {
-    return j.at("catalog").at("skip").get<std::map<std::string, std::string>>();
-  } catch (const json::exception& e) {
-    throw error(std::string("malformed worker request: ") + e.what());
-  }
+  return line_of({{"catalog", {{"skip", skip}}}});
 }
 
 std::string catalog_line(const backend_catalog& c) {
-  return json{{"backends", c.names}, {"unloadable", c.unloadable}}.dump(-1, ' ', false, json::error_handler_t::replace);
+  return line_of({{"backends", c.names}, {"unloadable", c.unloadable}});
 }
 
 backend_catalog parse_catalog(std::string_view line) {
+  return read_answer(line, "backend catalog", [](const json& j) {
+    return backend_catalog{j.at("backends").get<std::vector<std::string>>(),
+                           j.at("unloadable").get<std::map<std::string, std::string>>()};
+  });
+}
+
+worker_request parse_worker_request(std::string_view line) {
   try {
-    const json j = json::parse(line);
-    return {j.at("backends").get<std::vector<std::string>>(), j.at("unloadable").get<std::map<std::string, std::string>>()};
+    return request_from(json::parse(line));
   } catch (const json::exception& e) {
-    throw error(std::string("unreadable backend catalog from the worker: ") + e.what());
+    throw error(std::string("malformed worker request: ") + e.what());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 #include <string_view>
+#include <variant>
 
 #include "core/isolation.hpp"
 
@@ -23,15 +24,13 @@ struct case_request {
 /// there must be added here and in parse_request. An alternative reference travels as its
 /// backend_ref (the worker makes it); one without (made in Python) throws opval::error.
 std::string request_line(const located_problem& lp, const backend_ref& ref, const run_options& o);
-/// The inverse of request_line; throws opval::error on a malformed line.
-case_request parse_request(std::string_view line);
 
 /// A request to make a backend, keep it, and say who it is (no case is run): the parent
 /// vets a plugin's loading this way, and never loads it itself (isolation.hpp).
+struct describe_request {
+  backend_ref ref;
+};
 std::string describe_line(const backend_ref& ref);
-/// The backend a describe request names; nullopt for a case request (or a malformed line,
-/// which parse_request then reports).
-std::optional<backend_ref> parse_describe(std::string_view line);
 
 /// The answer to a describe request, as one line (no newline), and its inverse.
 std::string identity_line(const backend_identity& id);
@@ -46,17 +45,21 @@ struct judge_request {
 };
 std::string judge_request_line(const problem& p, const std::vector<std::string>& inputs,
                                const std::vector<std::string>& outputs, const run_options& o);
-/// The judge request a line holds; nullopt for another request.
-std::optional<judge_request> parse_judge_request(std::string_view line);
 
 /// A request for the worker's backend catalog, loading every module but those of `skip` (by
-/// name, with the reason they are unavailable: they crashed an earlier worker); the request a
-/// line holds (its skip list), nullopt for another request; the answer as one line and its
-/// inverse.
+/// name, with the reason they are unavailable: they crashed an earlier worker); the answer as
+/// one line and its inverse.
+struct catalog_request {
+  std::map<std::string, std::string> skip;
+};
 std::string catalog_request_line(const std::map<std::string, std::string>& skip);
-std::optional<std::map<std::string, std::string>> parse_catalog_request(std::string_view line);
 std::string catalog_line(const backend_catalog& c);
 backend_catalog parse_catalog(std::string_view line);
+
+/// Any request, read from its line in one parse: the inverse of request_line, describe_line,
+/// judge_request_line and catalog_request_line. Throws opval::error on a malformed line.
+using worker_request = std::variant<case_request, describe_request, judge_request, catalog_request>;
+worker_request parse_worker_request(std::string_view line);
 
 inline constexpr std::string_view result_prefix = "R ";
 inline constexpr std::string_view identity_prefix = "B ";

@@ -62,6 +62,37 @@ TEST(WorkerProtocol, AReferenceWithoutAWayToMakeItIsRefused) {
   }
 }
 
+TEST(WorkerProtocol, EachRequestKindIsReadBackAsItself) {
+  namespace d = opval::detail;
+  const auto described = d::parse_worker_request(d::describe_line({"sim", "/p/a b.so"}));
+  ASSERT_TRUE(std::holds_alternative<d::describe_request>(described));
+  EXPECT_EQ(std::get<d::describe_request>(described).ref.plugin_path, "/p/a b.so");
+
+  const opval::problem p = opval::parse_problem("relu shape=7");
+  const auto judged = d::parse_worker_request(d::judge_request_line(p, {"in.npz"}, {"out.npz"}, {}));
+  ASSERT_TRUE(std::holds_alternative<d::judge_request>(judged));
+  EXPECT_EQ(std::get<d::judge_request>(judged).prob.to_string(), p.to_string());
+  EXPECT_EQ(std::get<d::judge_request>(judged).outputs, std::vector<std::string>{"out.npz"});
+
+  const auto catalog = d::parse_worker_request(d::catalog_request_line({{"blis", "crashed"}}));
+  ASSERT_TRUE(std::holds_alternative<d::catalog_request>(catalog));
+  EXPECT_EQ(std::get<d::catalog_request>(catalog).skip.at("blis"), "crashed");
+
+  const auto one_case = d::parse_worker_request(d::request_line({p, "here"}, {"sim", ""}, {}));
+  EXPECT_TRUE(std::holds_alternative<d::case_request>(one_case));
+}
+
+TEST(WorkerProtocol, AMalformedRequestIsOneError) {
+  for (const char* line : {"not json", "5", R"({"describe": {"backend": "sim"}})", R"({"descriptor": "relu shape=3"})"}) {
+    try {
+      opval::detail::parse_worker_request(line);
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const opval::error& e) {
+      EXPECT_NE(std::string(e.what()).find("malformed worker request"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   opval::run_options o;  // every field away from its default
   o.backend = "onednn";
@@ -77,7 +108,8 @@ TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   o.threads = {1, 2};
   o.reference = opval::alternative_reference{nullptr, {"", "/some/plugin.so"}, true};
   const opval::located_problem lp{opval::parse_problem("relu shape=7"), "here:3"};
-  const auto req = opval::detail::parse_request(opval::detail::request_line(lp, {"onednn", ""}, o));
+  const auto req = std::get<opval::detail::case_request>(
+      opval::detail::parse_worker_request(opval::detail::request_line(lp, {"onednn", ""}, o)));
   const opval::run_options& g = req.opts;
   EXPECT_EQ(g.backend, o.backend);
   EXPECT_EQ(g.pol.to_string(), o.pol.to_string());

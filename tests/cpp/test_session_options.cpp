@@ -54,7 +54,8 @@ TEST(session_options, every_per_case_option_reaches_the_worker) {
     const std::string before = read(plan, d);
     const std::string set = change(plan, d);
     ASSERT_NE(set, before) << d.flag;
-    const detail::case_request got = detail::parse_request(detail::request_line(lp, {"sim", ""}, plan.run));
+    const auto got = std::get<detail::case_request>(
+        detail::parse_worker_request(detail::request_line(lp, {"sim", ""}, plan.run)));
     session_plan received;
     received.run = got.opts;
     EXPECT_EQ(read(received, d), set) << d.flag << " is lost on the way to the worker";
