@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +59,35 @@ inline std::set<std::string> known_failures_of(const std::string& backend) {
     out.insert(descriptor);
   return out;
 }
+
+/// `inner` with one output element of every run perturbed by far more than any bound allows:
+/// a planted bug the suites must catch.
+class perturbing_backend final : public backend {
+ public:
+  explicit perturbing_backend(std::unique_ptr<backend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name() + "_perturbed"; }
+  std::string version() const override { return inner_->version(); }
+  support supports(const problem& p) const override { return inner_->supports(p); }
+  void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    inner_->prepare(p, in, out);
+  }
+  execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    return inner_->execute(p, in, out);
+  }
+  std::optional<double> synchronize(std::span<tensor> out) override {
+    const std::optional<double> t = inner_->synchronize(out);
+    tensor& y = out[0];
+    if (y.numel() > 0) {
+      const std::int64_t i = y.numel() / 2;
+      const double v = y.at(i);
+      y.set_at(i, std::isfinite(v) ? v + 0.25 * (std::fabs(v) + 1) : 0.5);  // NaN / Inf: a finite value
+    }
+    return t;
+  }
+
+ private:
+  std::unique_ptr<backend> inner_;
+};
 
 /// Why CUDA work cannot run here ("" when a device is usable).
 inline std::string cuda_unavailable_reason() {

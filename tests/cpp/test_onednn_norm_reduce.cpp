@@ -49,35 +49,6 @@ const std::vector<case_result>& suite_results(opval::backend& b) {
   return opval::testing::suite_results(b, ops(), known_library_disagreements());
 }
 
-// The onednn backend with one output element of every run perturbed by far more than any
-// bound allows: a planted bug the suites must catch.
-class perturbing_backend final : public opval::backend {
- public:
-  explicit perturbing_backend(std::unique_ptr<opval::backend> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return "onednn_perturbed"; }
-  std::string version() const override { return inner_->version(); }
-  opval::support supports(const problem& p) const override { return inner_->supports(p); }
-  void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    inner_->prepare(p, in, out);
-  }
-  opval::execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
-    return inner_->execute(p, in, out);
-  }
-  std::optional<double> synchronize(std::span<tensor> out) override {
-    const std::optional<double> t = inner_->synchronize(out);
-    tensor& y = out[0];
-    if (y.numel() > 0) {
-      const std::int64_t i = y.numel() / 2;
-      const double v = y.at(i);
-      y.set_at(i, std::isfinite(v) ? v + 0.25 * (std::fabs(v) + 1) : 0.5);  // NaN / Inf: a finite value
-    }
-    return t;
-  }
-
- private:
-  std::unique_ptr<opval::backend> inner_;
-};
-
 TEST(onednn_norm_reduce, suites_pass_or_are_refused_with_a_reason) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
   opval::testing::expect_passed_or_refused(suite_results(*b));
@@ -134,7 +105,7 @@ TEST(onednn_norm_reduce, keepdims_and_reducing_every_axis_pass) {
 
 TEST(onednn_norm_reduce, planted_output_perturbation_is_caught) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
-  perturbing_backend bad(opval::make_backend("onednn"));
+  opval::testing::perturbing_backend bad(opval::make_backend("onednn"));
   int judged = 0;
   for (const auto& lp : opval::suite_problems("smoke", ops())) {
     if (!bad.supports(lp.prob).ok) continue;

@@ -40,7 +40,14 @@ const detail::op_handlers<plan_builder>& builders(bool winograd) {
                   })},
                  {"silu", eltwise_plan([](const problem&) { return activation::silu; })},
                  {"add", binary_plan(dnnl::algorithm::binary_add)},
-                 {"mul", binary_plan(dnnl::algorithm::binary_mul)}});
+                 {"mul", binary_plan(dnnl::algorithm::binary_mul)},
+                 {"max_pool2d", pool_plan([](const problem&) { return dnnl::algorithm::pooling_max; })},
+                 {"avg_pool2d", pool_plan([](const problem& p) {
+                    return p.get_bool("count_include_pad") ? dnnl::algorithm::pooling_avg_include_padding
+                                                           : dnnl::algorithm::pooling_avg_exclude_padding;
+                  })},
+                 {"global_avg_pool",
+                  pool_plan([](const problem&) { return dnnl::algorithm::pooling_avg_exclude_padding; })}});
   return winograd ? winograd_builders : all;
 }
 

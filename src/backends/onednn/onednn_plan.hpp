@@ -128,6 +128,8 @@ plan_builder softmax_plan(dnnl::algorithm alg);
 plan_builder eltwise_plan(ops::common_gemm::activation (*of)(const problem&));
 /// binary with `alg` (binary_add, binary_mul).
 plan_builder binary_plan(dnnl::algorithm alg);
+/// pooling_v2 with the algorithm `of` picks from the problem (max, avg with or without padding).
+plan_builder pool_plan(dnnl::algorithm (*of)(const problem&));
 plan layer_norm_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,
                      const dnnl::engine&);
 plan reduce_plan(const problem&, const std::vector<operand_view>&, const std::vector<operand_view>&,

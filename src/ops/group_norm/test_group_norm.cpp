@@ -180,16 +180,6 @@ TEST(group_norm, legitimate_kernels_pass) {
 }
 
 /// Runs `k` as a backend on each line: every case must fail beyond the bound.
-void expect_fails_beyond_bound(const std::string& name, const ot::kernel_fn& k,
-                               const std::vector<std::string>& lines) {
-  function_backend b(name, k);
-  for (const auto& line : lines) {
-    const case_result r = ot::run_with(line, b);
-    EXPECT_EQ(r.v.st, state::failed) << name << ": " << line << ": " << r.v.reason;
-    EXPECT_NE(r.v.reason.find("beyond the bound"), std::string::npos) << name << ": " << r.v.reason;
-  }
-}
-
 const std::vector<std::string> bug_lines{"group_norm shape=2x16x5x5 groups=4 dt=f32",
                                          "group_norm shape=2x16x5x5 groups=4 layout=nhwc dt=bf16:f32:bf16",
                                          "group_norm shape=3x12x7 groups=3 dt=f16:f32:f16"};
@@ -205,7 +195,7 @@ TEST(group_norm, groups_of_the_wrong_channels_fail) {
     const std::int64_t per_group = g.channels / g.groups;
     return (c % per_group) * g.groups + c / per_group;
   };
-  expect_fails_beyond_bound("interleaved_groups", rearranged_kernel(interleaved, param), bug_lines);
+  ot::expect_fails("interleaved_groups", rearranged_kernel(interleaved, param), bug_lines);
 }
 
 // gamma and beta of the group's first channel for all its channels (one parameter per group).
@@ -217,7 +207,7 @@ TEST(group_norm, parameters_per_group_fail) {
     const std::int64_t per_group = g.channels / g.groups;
     return c / per_group * per_group;
   };
-  expect_fails_beyond_bound("per_group_params", rearranged_kernel(same, group_first), bug_lines);
+  ot::expect_fails("per_group_params", rearranged_kernel(same, group_first), bug_lines);
 }
 
 // A kernel that ignores the strides: reads and writes channels-last memory as if it were NCHW.
@@ -228,13 +218,13 @@ TEST(group_norm, channels_last_read_as_nchw_fails) {
     const std::int64_t m = c * g.spatial + s;
     return (m % g.channels) * g.spatial + m / g.channels;
   };
-  expect_fails_beyond_bound("strides_ignored", rearranged_kernel(memory_order, same_channel),
+  ot::expect_fails("strides_ignored", rearranged_kernel(memory_order, same_channel),
                             {"group_norm shape=2x16x5x5 groups=4 layout=nhwc dt=f32",
                              "group_norm shape=1x12x3x4 groups=3 layout=nhwc dt=bf16:f32:bf16"});
 }
 
 TEST(group_norm, wrong_eps_fails) {
-  expect_fails_beyond_bound("eps_1e-5", norm_variant_kernel({variance_algo::two_pass, sum_order::forward, 1e-5}),
+  ot::expect_fails("eps_1e-5", norm_variant_kernel({variance_algo::two_pass, sum_order::forward, 1e-5}),
                             {"group_norm shape=2x16x3x3 groups=16 eps=0.01 dt=f32",
                              "group_norm shape=2x8x4 groups=4 eps=0.1 layout=nhwc dt=bf16:f32:bf16"});
 }

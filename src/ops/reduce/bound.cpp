@@ -62,8 +62,7 @@ std::vector<error_bound> reduce_spec::bound(const problem& p, const fill_traits&
   for (std::int64_t k = 0; k < g.outer; ++k) {
     const double s = abs_sums[static_cast<std::size_t>(k)];
     if (!std::isfinite(s)) continue;  // NaN/Inf results are compared by class, not by bound
-    out[k] = kind == reduce_kind::sum ? ag.gamma * s
-                                      : ag.gamma * (s / dn) * (1 + g2) + g2 * (s / dn + std::fabs(y[k]));
+    out[k] = kind == reduce_kind::sum ? ag.gamma * s : mean_error(s, dn, y[k], ag.gamma, g2);
   }
   b.formula = kind == reduce_kind::sum
       ? fmt::format("gamma*sum|x|, gamma={} ({})", ag.gamma, ag.formula)

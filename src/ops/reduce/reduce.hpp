@@ -22,6 +22,7 @@
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 #include "opval/tensor.hpp"
+#include "ops/common_reduce/reduction_numerics.hpp"
 #include "ops/common_reduce/summation.hpp"
 
 namespace opval::ops::reduce {
@@ -58,10 +59,6 @@ std::vector<double> grouped_values(const tensor& x, const geometry& g);
 inline constexpr std::int64_t parallel_threshold = 1 << 15;
 
 // Internals of the reduce op that tests use to run legitimately different kernels.
-
-/// max with the semantics reduce promises: NaN wins; +0 is larger than -0 (as IEEE 754-2019
-/// maximum); the identity (empty reduction) is -inf.
-double max_of(double a, double b);
 
 /// The sim backend's kernel with a chosen summation order (forward is what simulate() uses).
 void reduce_simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out, sum_order order);

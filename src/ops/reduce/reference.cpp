@@ -19,12 +19,6 @@ constexpr double neg_inf = -std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-double max_of(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
-  if (a == b) return std::signbit(a) ? b : a;  // only differs for -0 vs +0: +0 wins
-  return a > b ? a : b;
-}
-
 void reduce_simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out, sum_order order) {
   const reduce_params rp = params_of(p);
   const geometry g = geometry_of(rp);

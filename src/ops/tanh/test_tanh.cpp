@@ -17,6 +17,7 @@ namespace {
 
 using namespace opval;
 namespace ot = opval::testing;
+using ot::expect_fails;
 using ot::function_backend;
 
 /// A kernel computing y = f(x) per element in the contract's acc (each step rounded there),
@@ -102,17 +103,6 @@ TEST(tanh, worst_case_ulp_kernels_pass) {
         const case_result r = ot::run_with(line, b);
         EXPECT_EQ(r.v.st, state::passed) << "dir " << dir << ": " << line << ": " << r.v.reason;
       }
-  }
-}
-
-/// Runs `k` as a backend on each line: every case must fail, with `why` in the reason.
-void expect_fails(const std::string& name, const ot::kernel_fn& k, const std::vector<std::string>& lines,
-                  const std::string& why = "beyond the bound") {
-  function_backend b(name, k);
-  for (const auto& line : lines) {
-    const case_result r = ot::run_with(line, b);
-    EXPECT_EQ(r.v.st, state::failed) << name << ": " << line << ": " << r.v.reason;
-    EXPECT_NE(r.v.reason.find(why), std::string::npos) << name << ": " << r.v.reason;
   }
 }
 

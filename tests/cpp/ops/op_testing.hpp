@@ -202,6 +202,17 @@ inline case_result run_with(const std::string& line, backend& b, std::uint64_t s
   return run_case(parse_problem(line), b, o);
 }
 
+/// Runs `k` as a backend on each line: every case must fail, with `why` in the reason.
+inline void expect_fails(const std::string& name, const kernel_fn& k, const std::vector<std::string>& lines,
+                         const std::string& why = "beyond the bound") {
+  function_backend b(name, k);
+  for (const auto& line : lines) {
+    const case_result r = run_with(line, b);
+    EXPECT_EQ(r.v.st, state::failed) << name << ": " << line << ": " << r.v.reason;
+    EXPECT_NE(r.v.reason.find(why), std::string::npos) << name << ": " << r.v.reason;
+  }
+}
+
 /// Every problem of the `tag` suites of `ops` passes with the sim backend under the default
 /// policy; prints the case count and the time taken.
 inline void expect_suite_passes_under_sim(const std::string& tag, const std::vector<std::string>& ops) {

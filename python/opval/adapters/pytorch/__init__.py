@@ -21,9 +21,10 @@ from .ops_eltwise import ELTWISE_OPS
 from .ops_gemm import GEMM_OPS
 from ..rounding import store
 from .ops_norm import NORM_OPS
+from .ops_pool import POOL_OPS
 from .types import torch_type
 
-OPS: dict[str, FrameworkOp] = {**ELTWISE_OPS, **NORM_OPS, **GEMM_OPS, **ATTENTION_OPS}
+OPS: dict[str, FrameworkOp] = {**ELTWISE_OPS, **NORM_OPS, **GEMM_OPS, **ATTENTION_OPS, **POOL_OPS}
 
 
 def compute_type(p: _opval.Problem, float64: bool = False) -> torch.dtype | str:

@@ -1,4 +1,4 @@
-"""Element-wise ops in torch: relu, gelu, silu, add, mul, cast."""
+"""Element-wise ops in torch: relu, gelu, silu, tanh, add, mul, cast."""
 from __future__ import annotations
 
 import torch
@@ -36,6 +36,7 @@ ELTWISE_OPS = {
     "relu": FrameworkOp(lambda p, x, compute: [torch.relu(x["x"])]),
     "gelu": FrameworkOp(lambda p, x, compute: [F.gelu(x["x"], approximate=p.get("approximate"))]),
     "silu": FrameworkOp(lambda p, x, compute: [F.silu(x["x"])]),
+    "tanh": FrameworkOp(lambda p, x, compute: [torch.tanh(x["x"])]),
     "add": _binary(torch.add),
     "mul": _binary(torch.mul),
     "cast": FrameworkOp(_cast),

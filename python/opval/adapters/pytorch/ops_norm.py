@@ -1,4 +1,5 @@
-"""Normalizations and reductions in torch: softmax, log_softmax, layer_norm, rms_norm, reduce."""
+"""Normalizations and reductions in torch: softmax, log_softmax, layer_norm, rms_norm, group_norm,
+reduce."""
 from __future__ import annotations
 
 import math
@@ -22,6 +23,11 @@ def _layer_norm(p, x, compute):
 def _rms_norm(p, x, compute):
     shape = _normalized_shape(p, x["x"])
     return [F.rms_norm(x["x"], shape, x.get("gamma"), eps=p.get("eps"))]
+
+
+def _group_norm(p, x, compute):
+    """F.group_norm over x's channel groups; channels-last x keeps its strides."""
+    return [F.group_norm(x["x"], p.get("groups"), x.get("gamma"), x.get("beta"), eps=p.get("eps"))]
 
 
 def _reduce(p, x, compute):
@@ -50,5 +56,6 @@ NORM_OPS = {
     "log_softmax": FrameworkOp(lambda p, x, compute: [torch.log_softmax(x["x"], dim=p.get("axis"))]),
     "layer_norm": FrameworkOp(_layer_norm),
     "rms_norm": FrameworkOp(_rms_norm),
+    "group_norm": FrameworkOp(_group_norm),
     "reduce": FrameworkOp(_reduce),
 }
