@@ -89,6 +89,20 @@ class perturbing_backend final : public backend {
   std::unique_ptr<backend> inner_;
 };
 
+/// Every smoke case of `ops` that backend `name` supports, run with one output element
+/// perturbed (perturbing_backend): none may pass, and at least `at_least` must be judged.
+inline void expect_perturbation_caught(const std::string& name, const std::vector<std::string>& ops, int at_least) {
+  perturbing_backend bad(make_backend(name));
+  int judged = 0;
+  for (const auto& lp : suite_problems("smoke", ops)) {
+    if (!bad.supports(lp.prob).ok) continue;
+    const case_result r = run_case(lp.prob, bad, {});
+    if (r.v.st == state::passed) ADD_FAILURE() << lp.prob.to_string() << " passed with a perturbed output";
+    ++judged;
+  }
+  EXPECT_GE(judged, at_least);
+}
+
 /// Why CUDA work cannot run here ("" when a device is usable).
 inline std::string cuda_unavailable_reason() {
   const device_runtime* rt = find_device_runtime(device_kind::cuda);
