@@ -786,3 +786,47 @@ def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, ba
     """
     the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line)
     """
+
+class GraphUnsupported(ValueError):
+    pass
+
+class GraphModel:
+    """An ONNX model read into opval's graph IR (opval/graph.hpp)"""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def producer(self) -> str: ...
+
+    @property
+    def opset(self) -> int: ...
+
+    @property
+    def input_names(self) -> list[str]:
+        """the graph inputs that are not initializers"""
+
+    @property
+    def output_names(self) -> list[str]: ...
+
+    @property
+    def nodes(self) -> list:
+        """
+        each node in execution order: name, op_type, domain, inputs, outputs, role, op, reason
+        """
+
+def graph_op_types() -> tuple[dict[str, str], list[str]]:
+    """
+    the ONNX op types opval maps: {op type: opval op} and the structural ones (exact references)
+    """
+
+def read_onnx(path: str) -> GraphModel:
+    """reads an ONNX model file; a bad model raises ValueError"""
+
+def parse_onnx(data: bytes, source: str = '<bytes>') -> GraphModel:
+    """reads a serialized ONNX model"""
+
+def run_graph_reference(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], given: Sequence[tuple[str, str, Sequence[int], bytes]]) -> tuple[list[tuple[str, str, list[int], bytes]], list]:
+    """
+    the fp64 graph reference: every value as (name, type, shape, bytes) and each node's record
+    """

@@ -13,5 +13,6 @@ void bind_backends(nb::module_& m);  ///< registered backends, plugins, Python c
 void bind_runner(nb::module_& m);    ///< run options, cases, results, workers, reporters
 void bind_log(nb::module_& m);       ///< the library's diagnostics, routed to Python's logging
 void bind_session(nb::module_& m);   ///< the session's options: keywords, defaults, RunOptions from keywords
+void bind_graph(nb::module_& m);     ///< ONNX models as graphs, the fp64 graph reference
 
 }  // namespace opval::python

@@ -32,4 +32,5 @@ NB_MODULE(_opval, m) {
   opval::python::bind_runner(m);
   opval::python::bind_log(m);
   opval::python::bind_session(m);
+  opval::python::bind_graph(m);
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/array_files.hpp"
 #include "core/size_product.hpp"
 #include "core/tensor_proto_file.hpp"
 #include "opval/error.hpp"
@@ -186,7 +187,57 @@ std::vector<array_data> read_npz(const std::string& path) {
   return arrays;
 }
 
+// A .npy file (format 1.0) of one array: the magic, the header dictionary padded with spaces
+// so that the data starts on a 64-byte boundary, the bytes.
+std::vector<std::byte> npy_of(const array_data& a) {
+  const std::string shape = a.shape.size() == 1 ? fmt::format("({},)", a.shape[0]) : fmt::format("({})", fmt::join(a.shape, ", "));
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", a.type, shape);
+  const std::size_t prefix = 10;  // magic (6), version (2), header length (2)
+  header.append(63 - (prefix + header.size()) % 64, ' ');
+  header.push_back('\n');
+  std::vector<std::byte> out(prefix + header.size() + a.bytes.size());
+  const char magic[] = "\x93NUMPY\x01\x00";
+  std::memcpy(out.data(), magic, 8);
+  out[8] = static_cast<std::byte>(header.size() & 0xff);
+  out[9] = static_cast<std::byte>(header.size() >> 8);
+  std::memcpy(out.data() + prefix, header.data(), header.size());
+  if (!a.bytes.empty()) std::memcpy(out.data() + prefix + header.size(), a.bytes.data(), a.bytes.size());
+  return out;
+}
+
 }  // namespace
+
+std::vector<array_data> read_array_files(const std::vector<std::string>& files) {
+  std::vector<array_data> all;
+  for (const std::string& f : files)
+    for (array_data& a : read_array_file(f)) all.push_back(std::move(a));
+  return all;
+}
+
+void write_npz(const std::string& path, std::span<const array_data> arrays) {
+  int code = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+  if (!archive) throw error(fmt::format("'{}': cannot be created as an .npz archive", path));
+  // libzip reads each member's bytes when the archive closes: they must live until then.
+  std::vector<std::vector<std::byte>> members;
+  members.reserve(arrays.size());
+  for (const array_data& a : arrays) {
+    members.push_back(npy_of(a));
+    zip_source_t* source = zip_source_buffer(archive, members.back().data(), members.back().size(), 0);
+    if (!source || zip_file_add(archive, (a.name + ".npy").c_str(), source, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) < 0) {
+      if (source) zip_source_free(source);
+      const std::string why = zip_strerror(archive);
+      zip_discard(archive);
+      throw error(fmt::format("'{}': cannot add '{}' ({})", path, a.name, why));
+    }
+    zip_set_file_compression(archive, zip_name_locate(archive, (a.name + ".npy").c_str(), 0), ZIP_CM_STORE, 0);
+  }
+  if (zip_close(archive) != 0) {
+    const std::string why = zip_strerror(archive);
+    zip_discard(archive);
+    throw error(fmt::format("'{}': cannot be written ({})", path, why));
+  }
+}
 
 std::vector<array_data> read_array_file(const std::string& path) {
   const std::filesystem::path p(path);

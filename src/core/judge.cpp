@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/array_files.hpp"
 #include "core/output_judging.hpp"
 #include "core/timed.hpp"
 #include "opval/error.hpp"
@@ -173,14 +175,17 @@ bool compute_references(const problem& p, std::span<const tensor> ins, const run
   return true;
 }
 
-std::vector<array_data> read_all(const std::vector<std::string>& files) {
-  std::vector<array_data> all;
-  for (const std::string& f : files)
-    for (array_data& a : read_array_file(f)) all.push_back(std::move(a));
-  return all;
-}
 
 }  // namespace
+
+std::optional<dtype> dtype_of_stored(const std::string& type) {
+  const stored_type s = parse_stored_type(type);
+  if (s.kind == 'V' || s.big_endian) return std::nullopt;  // raw records or swapped bytes name no one type
+  for (const dtype t : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::f8_e4m3, dtype::f8_e5m2, dtype::i8,
+                        dtype::u8, dtype::i32, dtype::i64, dtype::boolean})
+    if (fits(s, t)) return t;
+  return std::nullopt;
+}
 
 std::vector<tensor> bind_arrays(const std::vector<operand>& operands, std::span<const array_data> arrays,
                                 std::string_view role) {
@@ -249,8 +254,8 @@ void of_files(case_result& r, const std::vector<std::string>& input_files, const
 
 case_result judge_files(const problem& p, const std::vector<std::string>& input_files,
                         const std::vector<std::string>& output_files, const run_options& o) {
-  const std::vector<tensor> ins = bind_arrays(p.spec().inputs(p), read_all(input_files), "input");
-  const std::vector<tensor> outs = bind_arrays(p.spec().outputs(p), read_all(output_files), "output");
+  const std::vector<tensor> ins = bind_arrays(p.spec().inputs(p), read_array_files(input_files), "input");
+  const std::vector<tensor> outs = bind_arrays(p.spec().outputs(p), read_array_files(output_files), "output");
   case_result r = judge(p, ins, outs, o, files_source(input_files, output_files));
   of_files(r, input_files, output_files);
   return r;

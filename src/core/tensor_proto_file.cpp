@@ -17,25 +17,6 @@
 namespace opval::detail {
 namespace {
 
-// ONNX's TensorProto.DataType numbers (onnx.proto) of the types opval has; the float8 ones
-// postdate the ONNX these headers come from, so they are numbers here.
-std::optional<dtype> opval_type(int onnx_type) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT: return dtype::f32;
-    case onnx::TensorProto::UINT8: return dtype::u8;
-    case onnx::TensorProto::INT8: return dtype::i8;
-    case onnx::TensorProto::INT32: return dtype::i32;
-    case onnx::TensorProto::INT64: return dtype::i64;
-    case onnx::TensorProto::BOOL: return dtype::boolean;
-    case onnx::TensorProto::FLOAT16: return dtype::f16;
-    case onnx::TensorProto::DOUBLE: return dtype::f64;
-    case onnx::TensorProto::BFLOAT16: return dtype::bf16;
-    case 17: return dtype::f8_e4m3;  // FLOAT8E4M3FN
-    case 19: return dtype::f8_e5m2;  // FLOAT8E5M2
-    default: return std::nullopt;
-  }
-}
-
 // Each value's low `size` bytes, little-endian: ONNX keeps small types (and the bits of f16,
 // bf16 and fp8) one per int32 field entry when it does not use raw_data.
 template <class Values>
@@ -61,16 +42,32 @@ std::vector<std::byte> typed_data(const onnx::TensorProto& t, dtype type) {
 
 }  // namespace
 
-std::vector<array_data> read_tensor_proto(const std::string& path, const std::string& stem) {
-  std::ifstream in(path, std::ios::binary);
-  onnx::TensorProto t;
-  if (!in || !t.ParseFromIstream(&in)) throw error("it is no serialized ONNX TensorProto");
+// ONNX's TensorProto.DataType numbers (onnx.proto) of the types opval has; the float8 ones
+// postdate the ONNX these headers come from, so they are numbers here.
+std::optional<dtype> opval_type(int onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT: return dtype::f32;
+    case onnx::TensorProto::UINT8: return dtype::u8;
+    case onnx::TensorProto::INT8: return dtype::i8;
+    case onnx::TensorProto::INT32: return dtype::i32;
+    case onnx::TensorProto::INT64: return dtype::i64;
+    case onnx::TensorProto::BOOL: return dtype::boolean;
+    case onnx::TensorProto::FLOAT16: return dtype::f16;
+    case onnx::TensorProto::DOUBLE: return dtype::f64;
+    case onnx::TensorProto::BFLOAT16: return dtype::bf16;
+    case 17: return dtype::f8_e4m3;  // FLOAT8E4M3FN
+    case 19: return dtype::f8_e5m2;  // FLOAT8E5M2
+    default: return std::nullopt;
+  }
+}
+
+array_data array_of(const onnx::TensorProto& t, const std::string& fallback_name) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     throw error(fmt::format("tensor '{}' keeps its data in an external file, which opval does not read", t.name()));
   const std::optional<dtype> type = opval_type(t.data_type());
   if (!type) throw error(fmt::format("tensor '{}' has ONNX element type {}, none opval has", t.name(), t.data_type()));
   array_data a;
-  a.name = t.name().empty() ? stem : t.name();
+  a.name = t.name().empty() ? fallback_name : t.name();
   a.type = std::string(to_string(*type));
   for (const std::int64_t d : t.dims()) {
     if (d < 0) throw error(fmt::format("tensor '{}' has the extent {}", a.name, d));
@@ -84,8 +81,15 @@ std::vector<array_data> read_tensor_proto(const std::string& path, const std::st
   if (static_cast<std::int64_t>(a.bytes.size()) != expected)
     throw error(fmt::format("tensor '{}' holds {} bytes of data for shape [{}] of {} ({} bytes)", a.name,
                             a.bytes.size(), fmt::join(a.shape, ","), a.type, expected));
+  return a;
+}
+
+std::vector<array_data> read_tensor_proto(const std::string& path, const std::string& stem) {
+  std::ifstream in(path, std::ios::binary);
+  onnx::TensorProto t;
+  if (!in || !t.ParseFromIstream(&in)) throw error("it is no serialized ONNX TensorProto");
   std::vector<array_data> one;
-  one.push_back(std::move(a));
+  one.push_back(array_of(t, stem));
   return one;
 }
 

@@ -121,6 +121,12 @@ const std::vector<bad_case>& bad_cases() {
       {"bench_affinity_reversed", {"bench", "--problems", ok_problem, "--affinity", "5-2"}, "5-2"},
       {"bench_affinity_text", {"bench", "--problems", ok_problem, "--affinity", "all"}, "all"},
       {"bench_omp_threads_zero", {"bench", "--problems", ok_problem, "--omp-threads", "0"}, "--omp-threads"},
+      // graph
+      {"graph_model_missing", {"graph", "info", "no_such_model.onnx"}, "no_such_model.onnx"},
+      {"graph_model_directory", {"graph", "info", "a_dir"}, "a_dir"},
+      {"graph_model_binary", {"graph", "info", "binary.txt"}, "binary.txt"},
+      {"graph_reference_model_binary", {"graph", "reference", "binary.txt", "--inputs", "empty.txt"}, "binary.txt"},
+      {"graph_unknown_subcommand", {"graph", "bogus"}, "bogus"},
   };
   return cases;
 }

@@ -57,6 +57,11 @@ TEST(FuzzRegressions, ArrayFile) {
   replay("regressions", "array_file", fuzz::array_file);
 }
 
+TEST(FuzzRegressions, OnnxModel) {
+  EXPECT_GT(replay("corpus", "onnx_model", fuzz::onnx_model), 0);
+  replay("regressions", "onnx_model", fuzz::onnx_model);
+}
+
 /// The fake plugin's answers reach the loader's checks: each bad answer is an opval::error.
 detail::plugin_entry_points fake_entry_points() {
   detail::plugin_entry_points f;

@@ -1,5 +1,5 @@
 // include/opval/ holds the public API only (docs/ARCHITECTURE.md): what a plugin author or an
-// embedder needs, at most 16 headers, each including only public headers (tests/cpp/
+// embedder needs (graph.hpp: models as graphs, for graph validation), at most 17 headers, each including only public headers (tests/cpp/
 // CMakeLists.txt also compiles each on its own without src/ on the include path).
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(public_headers, at_most_sixteen_each_including_only_public_headers) {
+TEST(public_headers, at_most_seventeen_each_including_only_public_headers) {
   const fs::path dir = fs::path(OPVAL_SOURCE_DIR) / "include/opval";
   int count = 0;
   const std::regex include(R"(#include\s+\"([^\"]+)\")");
@@ -28,7 +28,7 @@ TEST(public_headers, at_most_sixteen_each_including_only_public_headers) {
       EXPECT_TRUE(public_header) << entry.path().filename() << " includes " << target << ", which is not public";
     }
   }
-  EXPECT_LE(count, 16) << "include/opval/ is for the public API only";
+  EXPECT_LE(count, 17) << "include/opval/ is for the public API only";
 }
 
 }  // namespace

@@ -18,7 +18,9 @@
 #include <string_view>
 
 #include "backends/plugin/plugin_entry_points.hpp"
+#include "graph/graph_value.hpp"
 #include "opval/error.hpp"
+#include "opval/graph.hpp"
 #include "opval/judge.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
@@ -93,6 +95,37 @@ inline void array_file(std::span<const std::uint8_t> data) {
   } catch (const error&) {
   }
   std::filesystem::remove(path);
+}
+
+// ---------------------------------------------------------------- ONNX models
+
+/// parse_onnx on the bytes; a model that reads is mapped node by node, then run by the fp64
+/// graph reference on zero inputs of its declared shapes (symbolic extents as 1) with values
+/// capped at 8 MiB, so that a hostile graph (an Expand to 2^40 elements, a Reshape that lies)
+/// must end in an opval::error, never a crash, a hang or an allocation that takes the machine.
+inline void onnx_model(std::span<const std::uint8_t> data) {
+  graph::set_max_value_bytes(std::int64_t{8} << 20);
+  graph::model m;
+  try {
+    m = graph::parse_onnx(std::as_bytes(data), "fuzz.onnx");
+  } catch (const error&) {
+    return;
+  }
+  for (const graph::node& n : m.nodes) (void)graph::map_node(m, n);
+  std::map<std::string, graph::value, std::less<>> inputs;
+  for (const graph::value_info& in : m.inputs) {
+    dims shape = in.shape.value_or(dims{});
+    for (std::int64_t& d : shape) d = d < 0 ? 1 : d;
+    try {
+      inputs[in.name] = graph::zeros(in.type.value_or(dtype::f32), shape);
+    } catch (const error&) {
+      return;
+    }
+  }
+  try {
+    (void)graph::run_reference(m, inputs);
+  } catch (const error&) {
+  }
 }
 
 // ---------------------------------------------------------------- plugin metadata

@@ -23,6 +23,7 @@
 #include "bench/bench_report.hpp"
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
+#include "opval/graph.hpp"
 #include "core/isolation.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
@@ -214,15 +215,35 @@ int opval_main(int argc, char** argv) {
       ->check(CLI::Range(1e-9, 0.5))
       ->type_name("A");
 
+  std::string model_path, save_path;
+  std::vector<std::string> graph_inputs;
+  bool graph_verbose = false;
+  CLI::App* graph = app.add_subcommand(
+      "graph", "models as graphs of opval ops (docs/GRAPH.md): what opval makes of each node, the fp64 graph reference");
+  graph->require_subcommand(1);
+  CLI::App* graph_info = graph->add_subcommand("info", "each node of an ONNX model: op type, and the opval op it becomes or why none");
+  graph_info->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
+  CLI::App* graph_reference = graph->add_subcommand(
+      "reference", "run the fp64 graph reference (opval's fp64 op references, node by node) on given inputs");
+  graph_reference->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
+  graph_reference->add_option("--inputs", graph_inputs, "the graph inputs: .npy named after them, .npz keyed by them, TensorProto .pb")
+      ->required()->type_name("FILE");
+  graph_reference->add_option("--save", save_path, "save every value (inputs, initializers, intermediates) to this .npz")
+      ->type_name("FILE.npz");
+  graph_reference->add_flag("-v,--verbose", graph_verbose, "also list each node: its role and opval descriptor");
+
   app.footer(footer_text);
   list->footer(footer_text);
   bench->footer(std::string(bench_closing_text) + footer_text);
   for (CLI::App* cmd : {run, repro, judge}) cmd->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "graph"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench)", argv[1]))));
+    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench graph)", argv[1]))));
+  if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
+      !std::set<std::string>{"info", "reference"}.contains(argv[2]))
+    return bad_input(error_line(error(fmt::format("unknown graph command '{}' (known: info reference)", argv[2]))));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -237,6 +258,11 @@ int opval_main(int argc, char** argv) {
     print_catalog(what, list_verbose, std::cout);
     return exit_passed;
   }
+  if (*graph_info) {
+    graph::print_model(graph::read_onnx(model_path), std::cout);
+    return exit_passed;
+  }
+  if (*graph_reference) return graph::reference_command(model_path, graph_inputs, save_path, graph_verbose, std::cout);
   if (const std::string& under = *run ? run_plan_.under : *bench ? bench_plan_.under : repro_plan_.under; !under.empty())
     rerun_under(under, argc, argv);
   if (*compare) {

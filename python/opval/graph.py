@@ -1,0 +1,76 @@
+"""opval.graph: models as graphs of opval ops (docs/GRAPH.md). An ONNX model (a path, its
+bytes or an onnx.ModelProto) is read by the C++ core into opval's graph IR; `info` says what
+each node becomes (an opval op, a structural op with an exact reference, or unsupported), and
+`reference` runs the fp64 graph reference, node by node on opval's fp64 references, keeping
+every intermediate.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import _opval
+from .judge import _array_tuple, _from_file, _is_path
+
+#: What opval does not map yet (an op type, a form of an op, a graph input that is no tensor):
+#: a ValueError naming the node and what it lacks.
+Unsupported = _opval.GraphUnsupported
+
+_VALUE_TYPES = {"<f8": np.float64, "<i8": np.int64, "|b1": np.bool_}
+
+
+def load(model: Any) -> _opval.GraphModel:
+    """The graph of an ONNX model: a path, the serialized bytes, or an onnx.ModelProto (anything
+    with SerializeToString). A bad model raises ValueError naming the part."""
+    if isinstance(model, _opval.GraphModel):
+        return model
+    if _is_path(model):
+        return _opval.read_onnx(os.fspath(model))
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return _opval.parse_onnx(bytes(model), "<bytes>")
+    if hasattr(model, "SerializeToString"):
+        return _opval.parse_onnx(model.SerializeToString(), f"<{type(model).__name__}>")
+    raise TypeError(f"opval.graph takes an ONNX model as a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+
+
+def info(model: Any) -> list[dict]:
+    """Each node in execution order: name, op_type, domain, inputs, outputs, role ('op',
+    'structural', 'unsupported'), op (the opval op or structural op) and reason (unsupported)."""
+    return load(model).nodes
+
+
+@dataclass
+class Reference:
+    """The fp64 graph reference's run: every value by name (floating-point values as float64,
+    exactly as computed; integers as int64; booleans) and each node's record (node, op_type,
+    role, descriptor: the opval problem an op node was, given: its outputs were supplied)."""
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    nodes: list[dict] = field(default_factory=list)
+
+
+def _tuples(arrays: Any) -> list[tuple[str, str, list[int], bytes]]:
+    """Arrays by name: a mapping, a path or paths (.npy, .npz, TensorProto .pb, .pt)."""
+    if arrays is None:
+        return []
+    if _is_path(arrays):
+        return _from_file(arrays)
+    if isinstance(arrays, Mapping):
+        return [_array_tuple(k, v) for k, v in arrays.items()]
+    if isinstance(arrays, Sequence) and all(_is_path(a) for a in arrays):
+        return [t for path in arrays for t in _from_file(path)]
+    raise TypeError("arrays are given as a mapping from name to array, or as file paths")
+
+
+def reference(model: Any, inputs: Any, given: Mapping[str, Any] | None = None) -> Reference:
+    """Runs the fp64 graph reference of `model` on `inputs` (a mapping from graph input name to
+    array, or files). `given` holds values to take instead of computing them: the outputs of
+    nodes opval cannot run, captured from a stack. Bad input raises ValueError naming it."""
+    graph = load(model)
+    values, nodes = _opval.run_graph_reference(graph, _tuples(inputs), _tuples(given))
+    out = Reference(nodes=list(nodes))
+    for name, type_, shape, data in values:
+        out.values[name] = np.frombuffer(data, dtype=_VALUE_TYPES[type_]).reshape(shape).copy()
+    return out

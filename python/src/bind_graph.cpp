@@ -1,0 +1,129 @@
+// Models as graphs (opval/graph.hpp): reading an ONNX model from a file or bytes, what each
+// node becomes, and the fp64 graph reference, whose values come back as (name, type, shape,
+// bytes) tuples that python/opval/graph.py turns into NumPy arrays.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bindings.hpp"
+#include "core/array_files.hpp"
+#include "graph/op_nodes.hpp"
+#include "graph/structural_ops.hpp"
+#include "opval/error.hpp"
+#include "opval/graph.hpp"
+
+namespace opval::python {
+namespace {
+
+using array_tuple = std::tuple<std::string, std::string, dims, nb::bytes>;
+
+std::vector<array_data> arrays_from(const std::vector<array_tuple>& given) {
+  std::vector<array_data> out;
+  for (const auto& [name, type, shape, bytes] : given) {
+    const auto* data = static_cast<const std::byte*>(bytes.data());
+    out.push_back({name, type, shape, std::vector<std::byte>(data, data + bytes.size())});
+  }
+  return out;
+}
+
+std::vector<array_tuple> tuples_of(const std::vector<array_data>& arrays) {
+  std::vector<array_tuple> out;
+  for (const array_data& a : arrays) out.emplace_back(a.name, a.type, a.shape, nb::bytes(a.bytes.data(), a.bytes.size()));
+  return out;
+}
+
+// Values given by name (a stack's outputs of nodes opval cannot run), as the graph keeps them.
+std::map<std::string, graph::value, std::less<>> values_of(const std::vector<array_tuple>& given) {
+  std::map<std::string, graph::value, std::less<>> out;
+  for (const array_data& a : arrays_from(given)) {
+    const std::optional<dtype> type = dtype_of_stored(a.type);
+    if (!type) throw error("given array '" + a.name + "' is stored as '" + a.type + "', which names no one opval type");
+    out[a.name] = graph::value_of(*type, a.shape, a.bytes, a.name);
+  }
+  return out;
+}
+
+nb::dict node_dict(const graph::model& m, const graph::node& n) {
+  const graph::node_mapping mapping = graph::map_node(m, n);
+  nb::dict d;
+  d["name"] = n.name;
+  d["op_type"] = n.op_type;
+  d["domain"] = n.domain;
+  d["inputs"] = n.inputs;
+  d["outputs"] = n.outputs;
+  d["role"] = std::string(graph::to_string(mapping.role));
+  d["op"] = mapping.op;
+  d["reason"] = mapping.reason;
+  return d;
+}
+
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+  // Registered after the module's opval::error translator, so tried before it: what opval does
+  // not map yet is a ValueError of its own class (opval.graph.Unsupported).
+  nb::exception<graph::unsupported>(m, "GraphUnsupported", PyExc_ValueError);
+  nb::class_<graph::model>(m, "GraphModel", "An ONNX model read into opval's graph IR (opval/graph.hpp)")
+      .def_ro("source", &graph::model::source)
+      .def_ro("producer", &graph::model::producer)
+      .def_ro("opset", &graph::model::opset)
+      .def_prop_ro("input_names", [](const graph::model& g) {
+        std::vector<std::string> names;
+        for (const auto& i : g.inputs) names.push_back(i.name);
+        return names;
+      }, "the graph inputs that are not initializers")
+      .def_prop_ro("output_names", [](const graph::model& g) {
+        std::vector<std::string> names;
+        for (const auto& o : g.outputs) names.push_back(o.name);
+        return names;
+      })
+      .def_prop_ro("nodes", [](const graph::model& g) {
+        nb::list out;
+        for (const graph::node& n : g.nodes) out.append(node_dict(g, n));
+        return out;
+      }, "each node in execution order: name, op_type, domain, inputs, outputs, role, op, reason");
+  m.def("graph_op_types", [] {
+    std::map<std::string, std::string> mapped;
+    for (const graph::mapped_op& op : graph::mapped_ops()) mapped[std::string(op.op_type)] = std::string(op.opval_op);
+    std::vector<std::string> structural;
+    for (const std::string_view t : graph::structural_op_types())
+      if (!mapped.contains(std::string(t))) structural.emplace_back(t);
+    return std::make_pair(mapped, structural);
+  }, "the ONNX op types opval maps: {op type: opval op} and the structural ones (exact references)");
+  m.def("read_onnx", &graph::read_onnx, nb::arg("path"), "reads an ONNX model file; a bad model raises ValueError");
+  m.def("parse_onnx", [](nb::bytes data, const std::string& source) {
+    return graph::parse_onnx({static_cast<const std::byte*>(data.data()), data.size()}, source);
+  }, nb::arg("data"), nb::arg("source") = "<bytes>", "reads a serialized ONNX model");
+  m.def("run_graph_reference", [](const graph::model& g, const std::vector<array_tuple>& inputs,
+                                  const std::vector<array_tuple>& given) {
+    const std::vector<array_data> arrays = arrays_from(inputs);
+    const auto bound = graph::bind_inputs(g, arrays);
+    const auto taken = values_of(given);
+    graph::reference_run run;
+    {
+      nb::gil_scoped_release unlocked;
+      run = graph::run_reference(g, bound, taken);
+    }
+    nb::list nodes;
+    for (const graph::node_run& n : run.nodes) {
+      nb::dict d;
+      d["node"] = n.node;
+      d["op_type"] = n.op_type;
+      d["role"] = std::string(graph::to_string(n.role));
+      d["descriptor"] = n.prob ? n.prob->to_string() : std::string();
+      d["given"] = n.given;
+      nodes.append(d);
+    }
+    return std::make_pair(tuples_of(graph::arrays_of(run)), nodes);
+  }, nb::arg("model"), nb::arg("inputs"), nb::arg("given"),
+        "the fp64 graph reference: every value as (name, type, shape, bytes) and each node's record");
+}
+
+}  // namespace opval::python
