@@ -14,10 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "opval/backend.hpp"
 #include "opval/dtype.hpp"
 #include "opval/error.hpp"
 #include "opval/judge.hpp"
 #include "opval/problem.hpp"
+#include "opval/runner.hpp"
 #include "opval/tensor.hpp"
 
 namespace opval::graph {
@@ -124,7 +126,7 @@ struct node_run {
   std::string op_type;
   node_role role = node_role::unsupported;
   std::optional<problem> prob;
-  /// A node whose outputs were given (an unsupported node's, from a stack), not computed.
+  /// An unsupported node whose outputs were taken from `given` (a stack's), not computed.
   bool given = false;
 };
 
@@ -137,11 +139,57 @@ struct reference_run {
 
 /// Runs m on `inputs` (by graph input name; every input without an initializer must be
 /// given, of its declared type and rank) with opval's fp64 references, keeping every
-/// intermediate. `given` holds values to take instead of computing them (an unsupported
-/// node's outputs captured from a stack); a node opval cannot run whose outputs are not given
-/// is an opval::error naming the node, its op type and why.
+/// intermediate. A node opval cannot run (graph::unsupported) takes its outputs from `given`
+/// (values captured from a stack, by name: an opaque node); where they are not there, the
+/// unsupported error names the node, its op type and why. Other nodes are always computed.
 reference_run run_reference(const model& m, const std::map<std::string, value, std::less<>>& inputs,
                             const std::map<std::string, value, std::less<>>& given = {});
+
+/// A run of the graph on one of opval's backends (sim, oneDNN, a plugin): each op node's
+/// problem executed by the backend on the values the previous nodes gave (rounded to the
+/// operand types), an op the backend does not implement by `fallback` (opval's contract-exact
+/// emulation when none), structural nodes exactly. `values` holds every value by name;
+/// `ran_on` says, per op node, which backend ran it.
+struct backend_run {
+  std::map<std::string, value, std::less<>> values;
+  std::map<std::string, std::string, std::less<>> ran_on;
+};
+
+backend_run run_on_backend(const model& m, const std::map<std::string, value, std::less<>>& inputs, backend& b,
+                           backend* fallback = nullptr);
+
+/// One node of a stack's run, judged against the fp64 graph reference (docs/GRAPH.md).
+struct node_judgement {
+  std::string node;
+  std::string op_type;
+  node_role role = node_role::unsupported;
+  /// The stack's outputs of the node, and the inputs it read, were all captured.
+  bool captured = false;
+  /// Accumulated error: the stack's outputs against the fp64 graph reference's, the worst
+  /// element over the node's outputs (relative: |diff| / |reference|, 0 where both are 0).
+  double accumulated_max_abs = 0;
+  double accumulated_max_rel = 0;
+  /// Local: the node alone on the inputs the stack gave it. An op node: judge() of its opval
+  /// problem on those inputs against the stack's outputs (bound, metrics, explanation). A
+  /// structural node: PASSED when the stack's outputs equal its exact reference bit for bit.
+  /// Empty when not captured, or for an unsupported node.
+  std::optional<case_result> local;
+  std::string note;  ///< why the node was not judged locally, when it was not
+};
+
+/// Judges each node of `ideal`'s model (run by run_reference) from what a stack gave:
+/// `captured` holds values by name (the stack's outputs of nodes, and graph inputs). A node
+/// whose local verdict fails is one whose error its inputs do not explain; a node that only
+/// inherits upstream error passes locally while its accumulated error grows. Uses o's policy.
+std::vector<node_judgement> judge_nodes(const model& m, const reference_run& ideal,
+                                        const std::map<std::string, value, std::less<>>& captured,
+                                        const run_options& o = {});
+
+/// judge_nodes of a stack's run: the fp64 graph reference on `inputs`, the nodes opval cannot
+/// run taking the stack's outputs from `captured` (opaque nodes), then each node judged.
+std::vector<node_judgement> judge_stack(const model& m, const std::map<std::string, value, std::less<>>& inputs,
+                                        const std::map<std::string, value, std::less<>>& captured,
+                                        const run_options& o = {});
 
 /// The graph inputs from arrays as the user holds them (opval/judge.hpp's array_data: .npy,
 /// .npz and TensorProto .pb files, or Python's arrays), matched by name (one array for a

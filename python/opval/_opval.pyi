@@ -830,3 +830,13 @@ def run_graph_reference(model: GraphModel, inputs: Sequence[tuple[str, str, Sequ
     """
     the fp64 graph reference: every value as (name, type, shape, bytes) and each node's record
     """
+
+def run_graph_on_backend(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], backend: Backend) -> tuple[list[tuple[str, str, list[int], bytes]], dict[str, str]]:
+    """
+    the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node
+    """
+
+def judge_graph_nodes(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], captured: Sequence[tuple[str, str, Sequence[int], bytes]], options: RunOptions) -> list:
+    """
+    each node judged from a stack's captured values: accumulated error and local verdict (a CaseResult)
+    """

@@ -66,11 +66,45 @@ def _tuples(arrays: Any) -> list[tuple[str, str, list[int], bytes]]:
 
 def reference(model: Any, inputs: Any, given: Mapping[str, Any] | None = None) -> Reference:
     """Runs the fp64 graph reference of `model` on `inputs` (a mapping from graph input name to
-    array, or files). `given` holds values to take instead of computing them: the outputs of
-    nodes opval cannot run, captured from a stack. Bad input raises ValueError naming it."""
+    array, or files). A node opval cannot run takes its outputs from `given` (values captured
+    from a stack, by name); without them it raises Unsupported. Bad input raises ValueError."""
     graph = load(model)
     values, nodes = _opval.run_graph_reference(graph, _tuples(inputs), _tuples(given))
     out = Reference(nodes=list(nodes))
     for name, type_, shape, data in values:
         out.values[name] = np.frombuffer(data, dtype=_VALUE_TYPES[type_]).reshape(shape).copy()
     return out
+
+
+def run_on_backend(model: Any, inputs: Any, backend: Any = "sim") -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The model run on one of opval's backends (a name, a plugin path, or an opval.Backend such
+    as opval.kernel_backend(...)): each op node's problem executed by it on the values the
+    previous nodes gave, the ops it does not implement by opval's contract-exact emulation.
+    Returns every value by name (as float64 / int64 / bool arrays) and which backend ran each op
+    node: a user's kernel dropped into a real model, to judge with opval.graph.judge."""
+    from .backends import resolve_backend
+
+    values, ran_on = _opval.run_graph_on_backend(load(model), _tuples(inputs), resolve_backend(backend))
+    return ({name: np.frombuffer(data, dtype=_VALUE_TYPES[t]).reshape(shape).copy() for name, t, shape, data in values},
+            dict(ran_on))
+
+
+def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str = "bound", worst: int = 5) -> list[dict]:
+    """Each node of a stack's run judged against the fp64 graph reference (docs/GRAPH.md).
+
+    captured: the stack's values by name (its outputs of nodes; graph inputs default to
+    `inputs`). Per node, in execution order: node, op_type, role, captured (all its values
+    were), accumulated_max_abs / accumulated_max_rel (its outputs against the fp64 graph
+    reference's), local (a CaseResult: the node alone, on the inputs the stack gave it, against
+    the stack's outputs; None when not judged) and note (why not). Nodes opval cannot run take
+    the stack's outputs (opaque nodes)."""
+    from .check import make_options
+
+    options = make_options(policy=policy, worst=worst)
+    return _opval.judge_graph_nodes(load(model), _tuples(inputs), _tuples(captured), options)
+
+
+def first_divergent(judgements: list[dict]) -> dict | None:
+    """The first node, in execution order, whose local verdict failed: the first whose error its
+    own inputs do not explain. None when every judged node passed."""
+    return next((j for j in judgements if j["local"] is not None and j["local"].failed), None)

@@ -12,12 +12,14 @@
 #include <tuple>
 #include <vector>
 
+#include "backend_handle.hpp"
 #include "bindings.hpp"
 #include "core/array_files.hpp"
 #include "graph/op_nodes.hpp"
 #include "graph/structural_ops.hpp"
 #include "opval/error.hpp"
 #include "opval/graph.hpp"
+#include "opval/runner.hpp"
 
 namespace opval::python {
 namespace {
@@ -124,6 +126,46 @@ void bind_graph(nb::module_& m) {
     return std::make_pair(tuples_of(graph::arrays_of(run)), nodes);
   }, nb::arg("model"), nb::arg("inputs"), nb::arg("given"),
         "the fp64 graph reference: every value as (name, type, shape, bytes) and each node's record");
+  m.def("run_graph_on_backend", [](const graph::model& g, const std::vector<array_tuple>& inputs,
+                                   const backend_handle& b) {
+    const auto bound = graph::bind_inputs(g, arrays_from(inputs));
+    graph::backend_run run;
+    {
+      // A Python backend's kernel takes the lock itself when it is called.
+      nb::gil_scoped_release unlocked;
+      run = graph::run_on_backend(g, bound, *b.impl);
+    }
+    graph::reference_run as_run;
+    as_run.values = std::move(run.values);
+    return std::make_pair(tuples_of(graph::arrays_of(as_run)), run.ran_on);
+  }, nb::arg("model"), nb::arg("inputs"), nb::arg("backend"),
+        "the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node");
+  m.def("judge_graph_nodes", [](const graph::model& g, const std::vector<array_tuple>& inputs,
+                                const std::vector<array_tuple>& captured, const run_options& o) {
+    const std::vector<array_data> arrays = arrays_from(inputs);
+    const auto bound = graph::bind_inputs(g, arrays);
+    const auto taken = values_of(captured);
+    std::vector<graph::node_judgement> judged;
+    {
+      nb::gil_scoped_release unlocked;
+      judged = graph::judge_stack(g, bound, taken, o);
+    }
+    nb::list out;
+    for (graph::node_judgement& j : judged) {
+      nb::dict d;
+      d["node"] = j.node;
+      d["op_type"] = j.op_type;
+      d["role"] = std::string(graph::to_string(j.role));
+      d["captured"] = j.captured;
+      d["accumulated_max_abs"] = j.accumulated_max_abs;
+      d["accumulated_max_rel"] = j.accumulated_max_rel;
+      d["local"] = j.local ? nb::cast(std::move(*j.local)) : nb::none();
+      d["note"] = j.note;
+      out.append(d);
+    }
+    return out;
+  }, nb::arg("model"), nb::arg("inputs"), nb::arg("captured"), nb::arg("options"),
+        "each node judged from a stack's captured values: accumulated error and local verdict (a CaseResult)");
 }
 
 }  // namespace opval::python

@@ -154,23 +154,21 @@ reference_run run_reference(const model& m, const std::map<std::string, value, s
     const node_context c(m, n, std::move(in));
     node_run record{n.name, n.op_type, node_role::unsupported, std::nullopt, false};
     std::vector<value> out;
-    if (std::optional<std::vector<value>> taken = given_outputs(n, given)) {
+    try {
+      out = computed_outputs(c, record);
+    } catch (const unsupported&) {
+      std::optional<std::vector<value>> taken = given_outputs(n, given);
+      if (!taken) throw;
       out = std::move(*taken);
       record.given = true;
-      record.role = map_node(m, n).role;
-    } else {
-      try {
-        out = computed_outputs(c, record);
-      } catch (const unsupported&) {
-        throw;
-      } catch (const std::bad_alloc&) {
-        c.fail("its values do not fit in this machine's memory");
-      } catch (const error& e) {
-        // What the shared code below the node says (a value too large, an op's own check)
-        // gets the node's name, once.
-        if (std::string_view(e.what()).starts_with("node '")) throw;
-        c.fail(e.what());
-      }
+      record.role = node_role::unsupported;
+    } catch (const std::bad_alloc&) {
+      c.fail("its values do not fit in this machine's memory");
+    } catch (const error& e) {
+      // What the shared code below the node says (a value too large, an op's own check)
+      // gets the node's name, once.
+      if (std::string_view(e.what()).starts_with("node '")) throw;
+      c.fail(e.what());
     }
     if (out.size() < n.outputs.size())
       c.fail(fmt::format("it names {} outputs and gives {}", n.outputs.size(), out.size()));

@@ -1,0 +1,147 @@
+"""Running a graph on a stack and capturing its intermediates (docs/GRAPH.md), for
+opval.graph.judge. ONNX Runtime first:
+
+    run = ort_run(model, inputs, level="all")
+    judgements = opval.graph.judge(model, inputs, run.captured)
+
+Intermediates are observed without changing what is compiled: the session at `level` saves
+its optimized graph (optimized_model_filepath); that graph — fusions already applied, fused
+nodes in the com.microsoft domain — gets its tensors that the original model also has as extra
+outputs and runs with every optimization off, so its kernels are the ones the first session
+chose. The run says when the instrumented graph's final outputs differ from the plain
+session's (instrumentation changed the result), and which values the optimized graph no longer
+has (consumed inside a fused node).
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import graph
+
+#: ONNX Runtime's graph optimization levels by the names opval's stacks use.
+ORT_LEVELS = ("disable_all", "basic", "extended", "layout", "all")
+
+
+@dataclass
+class StackRun:
+    """One run of a model on a stack: its final outputs (from the uninstrumented run), the
+    values captured by name, and notes on how they were observed."""
+    stack: str
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    captured: dict[str, np.ndarray] = field(default_factory=dict)
+    not_observable: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _ort_level(name: str):
+    import onnxruntime as ort
+
+    levels = {"disable_all": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+              "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+              "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+              "layout": ort.GraphOptimizationLevel.ORT_ENABLE_LAYOUT,
+              "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+    if name not in levels:
+        raise ValueError(f"unknown ONNX Runtime optimization level '{name}' (known: {', '.join(ORT_LEVELS)})")
+    return levels[name]
+
+
+def _as_model(model: Any):
+    import onnx
+
+    if isinstance(model, (str, os.PathLike)):
+        return onnx.load(os.fspath(model))
+    if isinstance(model, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(model))
+    return model
+
+
+def _session(model_bytes: bytes, level: str, threads: int | None, disabled: Sequence[str], optimized_path: str | None,
+             config: Mapping[str, str] | None):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = _ort_level(level)
+    so.log_severity_level = 3  # errors only: not the warning that a layout-optimized graph is machine-specific
+    if threads:
+        so.intra_op_num_threads = threads
+    if optimized_path:
+        so.optimized_model_filepath = optimized_path
+    for key, value in (config or {}).items():
+        so.add_session_config_entry(key, value)
+    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=list(disabled) or None)
+
+
+def _value_types(model) -> dict[str, int]:
+    """The element type of every value of the model, by name (ONNX shape inference)."""
+    import onnx
+
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        if vi.type.HasField("tensor_type"):
+            types[vi.name] = vi.type.tensor_type.elem_type
+    for t in inferred.graph.initializer:
+        types[t.name] = t.data_type
+    return types
+
+
+def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", threads: int | None = None,
+            disabled_optimizers: Sequence[str] = (), config: Mapping[str, str] | None = None) -> StackRun:
+    """Runs `model` on ONNX Runtime's CPU provider at optimization `level` and captures every
+    value of the original model that the optimized graph still has (see the module's text)."""
+    import onnx
+    from onnx import helper
+
+    original = _as_model(model)
+    feeds = {k: np.asarray(v) for k, v in inputs.items()}
+    run = StackRun(stack=f"ort:{level}" + (f":threads={threads}" if threads else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        optimized_path = os.path.join(tmp, "optimized.onnx")
+        plain = _session(original.SerializeToString(), level, threads, disabled_optimizers, optimized_path, config)
+        names = [o.name for o in plain.get_outputs()]
+        run.outputs = dict(zip(names, plain.run(None, feeds)))
+        optimized = onnx.load(optimized_path)
+    wanted = {o for n in original.graph.node for o in n.output if o}
+    types = _value_types(original)
+    present = {o for n in optimized.graph.node for o in n.output}
+    observed = [n for n in sorted(wanted & present) if n not in names and n in types]
+    run.not_observable = sorted(wanted - present)
+    for name in observed:
+        optimized.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
+    instrumented = _session(optimized.SerializeToString(), "disable_all", threads, (), None, None)
+    out_names = [o.name for o in instrumented.get_outputs()]
+    values = dict(zip(out_names, instrumented.run(None, feeds)))
+    for name in names:
+        if not np.array_equal(values[name], run.outputs[name], equal_nan=True):
+            run.notes.append(f"output '{name}' of the instrumented optimized graph differs from the plain session's: "
+                             "observing the intermediates changed the result; the plain outputs are kept")
+    run.captured = {**values, **run.outputs}
+    if run.not_observable:
+        run.notes.append(f"{len(run.not_observable)} values exist only inside fused nodes of the optimized graph")
+    return run
+
+
+def ort_fired_passes(model: Any, *, level: str = "all") -> list[str]:
+    """The graph transformers that changed the graph at `level`, from ONNX Runtime's verbose log
+    (`GraphTransformer <name> modified: 1`): the names disabled_optimizers takes (it ignores
+    unknown names silently, so names must come from here)."""
+    import subprocess
+    import sys
+
+    code = ("import onnxruntime as ort, sys\n"
+            "so = ort.SessionOptions(); so.log_severity_level = 0\n"
+            f"so.graph_optimization_level = ort.GraphOptimizationLevel.{_ort_level(level).name}\n"
+            "ort.InferenceSession(sys.stdin.buffer.read(), so, providers=['CPUExecutionProvider'])\n")
+    # ONNX Runtime logs to the process's stderr, outside Python's reach: a child process.
+    done = subprocess.run([sys.executable, "-c", code], input=_as_model(model).SerializeToString(),
+                          capture_output=True, check=False)
+    fired = re.findall(rb"GraphTransformer (\S+) modified: 1", done.stderr)
+    return list(dict.fromkeys(f.decode() for f in fired))

@@ -1,0 +1,168 @@
+// Each node of a stack's run judged against the fp64 graph reference (opval/graph.hpp's
+// judge_nodes): the accumulated error of its outputs, and its local verdict — the node alone,
+// on the inputs the stack gave it, through the same judge() as `opval judge`.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "graph/graph_value.hpp"
+#include "graph/node_context.hpp"
+#include "graph/op_nodes.hpp"
+#include "graph/structural_ops.hpp"
+#include "opval/error.hpp"
+#include "opval/graph.hpp"
+#include "opval/judge.hpp"
+#include "opval/op_spec.hpp"
+
+namespace opval::graph {
+
+using value_map = std::map<std::string, value, std::less<>>;
+
+namespace {
+
+
+// The value a node read: what the stack gave, else for a graph input or an initializer (which
+// the stack shares) the reference's; nullptr for another node's output the stack did not give
+// (inside one of its fused nodes): the node cannot then be judged on the stack's own inputs.
+const value* input_value(const model& m, const std::string& name, const value_map& captured,
+                         const reference_run& ideal) {
+  if (const auto it = captured.find(name); it != captured.end()) return &it->second;
+  const bool shared = m.initializers.contains(name) ||
+                      std::ranges::any_of(m.inputs, [&](const value_info& i) { return i.name == name; });
+  if (const auto it = ideal.values.find(name); shared && it != ideal.values.end()) return &it->second;
+  return nullptr;
+}
+
+// The worst |stack - reference| and its relative size over one output.
+void accumulate(const value& got, const value& want, node_judgement& j) {
+  for (std::size_t i = 0; i < got.data.size(); ++i) {
+    const double g = got.data[i], w = want.data[i];
+    if (std::isnan(g) && std::isnan(w)) continue;
+    const double diff = g == w ? 0.0 : std::fabs(g - w);
+    j.accumulated_max_abs = std::fmax(j.accumulated_max_abs, std::isnan(diff) ? INFINITY : diff);
+    if (diff > 0) j.accumulated_max_rel = std::fmax(j.accumulated_max_rel, w == 0 ? INFINITY : diff / std::fabs(w));
+  }
+}
+
+// A tensor of an operand's type and shape holding `v`'s elements (row-major).
+tensor operand_tensor(const operand& o, const value& v) {
+  tensor t(o.type, o.shape);
+  t.assign(v.data);
+  return t;
+}
+
+bool same_values(const value& a, const value& b) {
+  if (a.shape != b.shape) return false;
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (a.data[i] != b.data[i] && !(std::isnan(a.data[i]) && std::isnan(b.data[i]))) return false;
+  return true;
+}
+
+// A structural node (or an op node needing no arithmetic on these values): PASSED when the
+// stack's outputs equal the exact reference on the stack's inputs bit for bit.
+case_result exact_verdict(const node& n, const std::vector<value>& want, const std::vector<const value*>& got) {
+  case_result r;
+  r.backend = "judge";
+  r.source = fmt::format("graph node '{}' ({})", n.name, n.op_type);
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    if (!got[i] || same_values(*got[i], want[i])) continue;
+    r.v.st = state::failed;
+    r.v.reason = fmt::format("output '{}' differs from the exact reference on the inputs the stack gave", n.outputs[i]);
+    return r;
+  }
+  return r;
+}
+
+// The op node's local verdict: judge() of its problem on the stack's inputs against the stack's
+// outputs, reshaped to the problem's operands.
+case_result op_verdict(const node& n, const op_call& call, const std::vector<const value*>& got, const run_options& o) {
+  const problem& p = *call.prob;
+  const std::vector<operand> ins = p.spec().inputs(p), outs = p.spec().outputs(p);
+  std::vector<tensor> in_tensors, out_tensors;
+  for (std::size_t i = 0; i < ins.size(); ++i) in_tensors.push_back(operand_tensor(ins[i], call.operands[i]));
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    if (!got[i] || static_cast<std::int64_t>(got[i]->data.size()) != element_count(outs[i].shape))
+      throw error(fmt::format("output '{}' has shape {}, the problem's has {}", n.outputs[i],
+                              got[i] ? to_string(got[i]->shape) : "none", to_string(outs[i].shape)));
+    out_tensors.push_back(operand_tensor(outs[i], *got[i]));
+  }
+  return judge(p, in_tensors, out_tensors, o, fmt::format("graph node '{}' ({})", n.name, n.op_type));
+}
+
+// The node alone on the stack's inputs.
+void judge_locally(const model& m, const node& n, const std::vector<const value*>& in,
+                   const std::vector<const value*>& got, const run_options& o, node_judgement& j) {
+  const node_context c(m, n, in);
+  if (const mapped_op* op = find_mapped_op(n))
+    if (std::optional<op_call> call = op->mapper(c)) {
+      j.local = call->prob ? op_verdict(n, *call, got, o) : exact_verdict(n, call->exact, got);
+      return;
+    }
+  if (const structural_fn fn = find_structural(n)) {
+    j.local = exact_verdict(n, fn(c), got);
+    return;
+  }
+  j.note = map_node(m, n).reason;
+}
+
+}  // namespace
+
+std::vector<node_judgement> judge_nodes(const model& m, const reference_run& ideal, const value_map& captured,
+                                        const run_options& o) {
+  std::vector<node_judgement> out;
+  for (std::size_t k = 0; k < m.nodes.size(); ++k) {
+    const node& n = m.nodes[k];
+    node_judgement j;
+    j.node = n.name;
+    j.op_type = n.op_type;
+    j.role = k < ideal.nodes.size() ? ideal.nodes[k].role : map_node(m, n).role;
+    std::vector<const value*> in, got;
+    std::string missing;
+    for (const std::string& name : n.inputs) {
+      in.push_back(name.empty() ? nullptr : input_value(m, name, captured, ideal));
+      if (!name.empty() && !in.back() && missing.empty()) missing = name;
+    }
+    for (const std::string& name : n.outputs) {
+      const auto it = name.empty() ? captured.end() : captured.find(name);
+      got.push_back(it == captured.end() ? nullptr : &it->second);
+      if (!name.empty() && !got.back() && missing.empty()) missing = name;
+    }
+    bool complete = missing.empty();
+    j.captured = complete;
+    for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+      if (!got[i]) continue;
+      const value& want = ideal.values.at(n.outputs[i]);
+      if (got[i]->shape != want.shape) {
+        j.note = fmt::format("the stack's '{}' has shape {}, the reference's {}", n.outputs[i], to_string(got[i]->shape),
+                             to_string(want.shape));
+        complete = false;
+        continue;
+      }
+      accumulate(*got[i], want, j);
+    }
+    if (!complete) {
+      if (j.note.empty())
+        j.note = fmt::format("the stack gave no '{}' (a value inside one of its fused nodes): not judged alone", missing);
+    } else {
+      try {
+        judge_locally(m, n, in, got, o, j);
+      } catch (const error& e) {
+        j.note = fmt::format("not judged locally: {}", e.what());
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace opval::graph
+
+namespace opval::graph {
+
+std::vector<node_judgement> judge_stack(const model& m, const value_map& inputs, const value_map& captured,
+                                        const run_options& o) {
+  return judge_nodes(m, run_reference(m, inputs, captured), captured, o);
+}
+
+}  // namespace opval::graph

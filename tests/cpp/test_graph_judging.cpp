@@ -1,0 +1,111 @@
+// Judging a stack's run node by node (opval/graph.hpp): the graph run on opval's backends, each
+// node judged on the inputs that run gave it. A correct backend blames nothing; a perturbed
+// kernel in one node is blamed alone, the nodes after it inheriting its error and passing.
+#include <gtest/gtest.h>
+
+#include "backend_testing.hpp"
+#include "graph_testing.hpp"
+#include "opval/backend.hpp"
+#include "opval/graph.hpp"
+
+namespace opval {
+namespace {
+
+using testing::model_builder;
+
+// `inner`, for the problems of one op only (the others run as opval's contract emulation).
+class one_op_backend final : public backend {
+ public:
+  one_op_backend(std::unique_ptr<backend> inner, std::string op) : inner_(std::move(inner)), op_(std::move(op)) {}
+  std::string name() const override { return inner_->name(); }
+  std::string version() const override { return inner_->version(); }
+  support supports(const problem& p) const override {
+    return p.op() == op_ ? inner_->supports(p) : support::unimplemented("another op");
+  }
+  void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) override { inner_->prepare(p, in, out); }
+  execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    return inner_->execute(p, in, out);
+  }
+  std::optional<double> synchronize(std::span<tensor> out) override { return inner_->synchronize(out); }
+
+ private:
+  std::unique_ptr<backend> inner_;
+  std::string op_;
+};
+
+graph::model small_mlp() {
+  model_builder b(17);
+  b.input("x", {4, 8});
+  std::vector<float> w(8 * 8), bias(8);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float((int(i * 7) % 11) - 5) / 8.0f;
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = float(i) / 16.0f;
+  b.floats("w", {8, 8}, w).floats("b", {8}, bias).ints("shape", {2}, {8, 4}).output("y");
+  b.node("MatMul", {"x", "w"}, {"h"}, "fc");
+  b.node("Add", {"h", "b"}, {"hb"}, "bias");
+  b.node("Relu", {"hb"}, {"r"}, "relu");
+  b.node("Reshape", {"r", "shape"}, {"t"}, "reshape");
+  b.node("Softmax", {"t"}, {"y"}, "softmax");
+  return b.build();
+}
+
+std::map<std::string, graph::value, std::less<>> inputs() {
+  std::vector<double> x(32);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double((int(i * 5) % 13) - 6) / 4.0;
+  return {{"x", testing::values({4, 8}, x)}};
+}
+
+std::vector<std::string> blamed(const std::vector<graph::node_judgement>& js) {
+  std::vector<std::string> out;
+  for (const auto& j : js)
+    if (j.local && is_failure(j.local->v.st)) out.push_back(j.node);
+  return out;
+}
+
+TEST(GraphJudging, SimRunningEveryNodeBlamesNothing) {
+  const graph::model m = small_mlp();
+  const auto sim = make_backend("sim");
+  const graph::backend_run run = graph::run_on_backend(m, inputs(), *sim);
+  EXPECT_EQ(run.ran_on.at("fc"), "sim");
+  const auto js = graph::judge_stack(m, inputs(), run.values);
+  ASSERT_EQ(js.size(), 5u);
+  EXPECT_EQ(blamed(js), std::vector<std::string>{});
+  for (const auto& j : js) EXPECT_TRUE(j.local) << j.node << ": " << j.note;
+  EXPECT_GT(js.back().accumulated_max_rel, 0);  // f32 arithmetic, accumulated and explained
+}
+
+TEST(GraphJudging, APerturbedKernelIsBlamedAloneAndTheNodesAfterItInheritItsError) {
+  const graph::model m = small_mlp();
+  one_op_backend bad(std::make_unique<testing::perturbing_backend>(make_backend("sim")), "add");
+  const graph::backend_run run = graph::run_on_backend(m, inputs(), bad);
+  EXPECT_EQ(run.ran_on.at("bias"), "sim_perturbed");
+  EXPECT_EQ(run.ran_on.at("fc"), "sim (contract emulation)");
+  const auto js = graph::judge_stack(m, inputs(), run.values);
+  EXPECT_EQ(blamed(js), std::vector<std::string>{"bias"});
+  EXPECT_GT(js[4].accumulated_max_abs, 1e-3);  // the softmax inherits it
+}
+
+TEST(GraphJudging, AStructuralNodeThatMovesElementsWronglyIsBlamed) {
+  const graph::model m = small_mlp();
+  const auto sim = make_backend("sim");
+  graph::backend_run run = graph::run_on_backend(m, inputs(), *sim);
+  std::swap(run.values.at("t").data[0], run.values.at("t").data[1]);  // a reshape that is not one
+  const auto js = graph::judge_stack(m, inputs(), run.values);
+  const auto b = blamed(js);
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(b.front(), "reshape");
+}
+
+TEST(GraphJudging, ANodeWhoseInputsTheStackHidesIsNotJudgedAloneAndSaysWhy) {
+  const graph::model m = small_mlp();
+  const auto sim = make_backend("sim");
+  graph::backend_run run = graph::run_on_backend(m, inputs(), *sim);
+  run.values.erase("hb");  // fused with the matmul: the stack never showed it
+  const auto js = graph::judge_stack(m, inputs(), run.values);
+  EXPECT_FALSE(js[1].local);
+  EXPECT_FALSE(js[2].local);
+  EXPECT_NE(js[2].note.find("the stack gave no 'hb'"), std::string::npos) << js[2].note;
+  EXPECT_TRUE(js[3].local);
+}
+
+}  // namespace
+}  // namespace opval
