@@ -171,7 +171,8 @@ struct node_judgement {
   double accumulated_max_rel = 0;
   /// Local: the node alone on the inputs the stack gave it. An op node: judge() of its opval
   /// problem on those inputs against the stack's outputs (bound, metrics, explanation). A
-  /// structural node: PASSED when the stack's outputs equal its exact reference bit for bit.
+  /// structural node: PASSED when the stack's outputs equal its exact reference. A stack's
+  /// output of another shape than the model's is FAILED.
   /// Empty when not captured, or for an unsupported node.
   std::optional<case_result> local;
   std::string note;  ///< why the node was not judged locally, when it was not

@@ -59,19 +59,25 @@ bool same_values(const value& a, const value& b) {
   return true;
 }
 
-// A structural node (or an op node needing no arithmetic on these values): PASSED when the
-// stack's outputs equal the exact reference on the stack's inputs bit for bit.
-case_result exact_verdict(const node& n, const std::vector<value>& want, const std::vector<const value*>& got) {
+// A verdict of state `st` for `reason`, identified as the node's.
+case_result node_verdict(const node& n, state st, std::string reason) {
   case_result r;
   r.backend = "judge";
   r.source = fmt::format("graph node '{}' ({})", n.name, n.op_type);
-  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    if (!got[i] || same_values(*got[i], want[i])) continue;
-    r.v.st = state::failed;
-    r.v.reason = fmt::format("output '{}' differs from the exact reference on the inputs the stack gave", n.outputs[i]);
-    return r;
-  }
+  r.v.st = st;
+  r.v.reason = std::move(reason);
   return r;
+}
+
+// A structural node (or an op node needing no arithmetic on these values): PASSED when the
+// stack's outputs equal the exact reference on the stack's inputs (NaN matching NaN).
+case_result exact_verdict(const node& n, const std::vector<value>& want, const std::vector<const value*>& got) {
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i)
+    if (got[i] && !same_values(*got[i], want[i]))
+      return node_verdict(n, state::failed,
+                          fmt::format("output '{}' differs from the exact reference on the inputs the stack gave",
+                                      n.outputs[i]));
+  return node_verdict(n, state::passed, "");
 }
 
 // The op node's local verdict: judge() of its problem on the stack's inputs against the stack's
@@ -106,59 +112,57 @@ void judge_locally(const model& m, const node& n, const std::vector<const value*
   j.note = map_node(m, n).reason;
 }
 
+// Node k of the model from what the stack gave: the values it read and wrote, the accumulated
+// error of its outputs, its local verdict when all of them are there.
+node_judgement judge_node(const model& m, std::size_t k, const reference_run& ideal, const value_map& captured,
+                          const run_options& o) {
+  const node& n = m.nodes[k];
+  node_judgement j;
+  j.node = n.name;
+  j.op_type = n.op_type;
+  j.role = k < ideal.nodes.size() ? ideal.nodes[k].role : map_node(m, n).role;
+  std::vector<const value*> in, got;
+  std::string missing;
+  for (const std::string& name : n.inputs) {
+    in.push_back(name.empty() ? nullptr : input_value(m, name, captured, ideal));
+    if (!name.empty() && !in.back() && missing.empty()) missing = name;
+  }
+  for (const std::string& name : n.outputs) {
+    const auto it = name.empty() ? captured.end() : captured.find(name);
+    got.push_back(it == captured.end() ? nullptr : &it->second);
+    if (!name.empty() && !got.back() && missing.empty()) missing = name;
+  }
+  j.captured = missing.empty();
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    if (!got[i]) continue;
+    const value& want = ideal.values.at(n.outputs[i]);
+    if (got[i]->shape != want.shape) {
+      j.local = node_verdict(n, state::failed, fmt::format("the stack's '{}' has shape {}, the model's is {}", n.outputs[i],
+                                              to_string(got[i]->shape), to_string(want.shape)));
+      return j;
+    }
+    accumulate(*got[i], want, j);
+  }
+  if (!j.captured) {
+    j.note = fmt::format("the stack gave no '{}' (a value inside one of its fused nodes): not judged alone", missing);
+    return j;
+  }
+  try {
+    judge_locally(m, n, in, got, o, j);
+  } catch (const error& e) {
+    j.note = fmt::format("not judged locally: {}", e.what());
+  }
+  return j;
+}
+
 }  // namespace
 
 std::vector<node_judgement> judge_nodes(const model& m, const reference_run& ideal, const value_map& captured,
                                         const run_options& o) {
   std::vector<node_judgement> out;
-  for (std::size_t k = 0; k < m.nodes.size(); ++k) {
-    const node& n = m.nodes[k];
-    node_judgement j;
-    j.node = n.name;
-    j.op_type = n.op_type;
-    j.role = k < ideal.nodes.size() ? ideal.nodes[k].role : map_node(m, n).role;
-    std::vector<const value*> in, got;
-    std::string missing;
-    for (const std::string& name : n.inputs) {
-      in.push_back(name.empty() ? nullptr : input_value(m, name, captured, ideal));
-      if (!name.empty() && !in.back() && missing.empty()) missing = name;
-    }
-    for (const std::string& name : n.outputs) {
-      const auto it = name.empty() ? captured.end() : captured.find(name);
-      got.push_back(it == captured.end() ? nullptr : &it->second);
-      if (!name.empty() && !got.back() && missing.empty()) missing = name;
-    }
-    bool complete = missing.empty();
-    j.captured = complete;
-    for (std::size_t i = 0; i < n.outputs.size(); ++i) {
-      if (!got[i]) continue;
-      const value& want = ideal.values.at(n.outputs[i]);
-      if (got[i]->shape != want.shape) {
-        j.note = fmt::format("the stack's '{}' has shape {}, the reference's {}", n.outputs[i], to_string(got[i]->shape),
-                             to_string(want.shape));
-        complete = false;
-        continue;
-      }
-      accumulate(*got[i], want, j);
-    }
-    if (!complete) {
-      if (j.note.empty())
-        j.note = fmt::format("the stack gave no '{}' (a value inside one of its fused nodes): not judged alone", missing);
-    } else {
-      try {
-        judge_locally(m, n, in, got, o, j);
-      } catch (const error& e) {
-        j.note = fmt::format("not judged locally: {}", e.what());
-      }
-    }
-    out.push_back(std::move(j));
-  }
+  for (std::size_t k = 0; k < m.nodes.size(); ++k) out.push_back(judge_node(m, k, ideal, captured, o));
   return out;
 }
-
-}  // namespace opval::graph
-
-namespace opval::graph {
 
 std::vector<node_judgement> judge_stack(const model& m, const value_map& inputs, const value_map& captured,
                                         const run_options& o) {

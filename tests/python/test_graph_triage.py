@@ -80,3 +80,18 @@ def test_a_kernel_accumulating_in_float16_is_blamed_alone(build, node, shape):
     after = judgements[[j["node"] for j in judgements].index(node) + 1:]
     assert after and all(not j["local"].failed for j in after if j["local"] is not None)
     assert max(j["accumulated_max_rel"] for j in after) > 1e-4
+
+
+def test_onnx_runtime_passes_named_by_its_log_can_be_disabled_and_observing_changes_nothing():
+    """The fused MatMul + Add of the MLP hides `fc0`; ONNX Runtime's log names the pass, and
+    disabling it by that name brings `fc0` back (disabled_optimizers ignores a wrong name)."""
+    model, inputs = mlp(np.float32)
+    assert "MatMulAddFusion" in graph_stacks.ort_fired_passes(model, level="all")
+    fused = graph_stacks.ort_run(model, inputs, level="all")
+    assert "fc0" in fused.not_observable
+    unfused = graph_stacks.ort_run(model, inputs, level="all", disabled_optimizers=["MatMulAddFusion"])
+    assert "fc0" in unfused.captured
+    ignored = graph_stacks.ort_run(model, inputs, level="all", disabled_optimizers=["NoSuchFusion"])
+    assert "fc0" in ignored.not_observable
+    for run in (fused, unfused, ignored):
+        assert not any("changed the result" in note for note in run.notes), run.notes
