@@ -78,9 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=".", help="the folder to write the plots to (default .)")
     p.add_argument("--format", default="png", choices=["png", "svg"])
     p.add_argument("--machine-file", help="the peaks of opval bench --machine (default: where it saves them)")
+    _add_graph_commands(commands)
     args = parser.parse_args(argv)
     if args.command == "plot":
         return _plot(args)
+    if args.command == "graph":
+        return _graph(args)
 
     from . import set_log_level
 
@@ -114,6 +117,102 @@ def _plot(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _add_graph_commands(commands) -> None:
+    """`python -m opval graph run|triage MODEL`: docs/GRAPH.md."""
+    g = commands.add_parser("graph", help="run an ONNX model on stacks, judging every node; triage the first "
+                            "divergent node")
+    sub = g.add_subparsers(dest="graph_command", required=True)
+    stacks = "ort[:LEVEL][:threads=N] (LEVEL: disable_all, basic, extended, layout, all) or an opval backend " \
+             "(sim, onednn, a plugin path)"
+    for name, text in (("run", "run MODEL on each stack and judge each node alone on the inputs the stack gave it; "
+                        "exit 1 when a node is blamed"),
+                       ("triage", "find the first node that goes wrong beyond what its inputs explain and whether the "
+                        "compiler, the runtime or a kernel is to blame; exit 1 when a node is blamed")):
+        c = sub.add_parser(name, help=text, description=text)
+        c.add_argument("model", help="an ONNX model file")
+        c.add_argument("--stack", default="ort:all", help=f"{'comma-separated stacks' if name == 'run' else 'the stack'}: "
+                       f"{stacks} (default ort:all)")
+        c.add_argument("--inputs", help="the graph inputs as an .npz of arrays by input name (default: seeded random "
+                       "values of the inputs' types and shapes)")
+        c.add_argument("--seed", type=int, default=0, help="the seed of the random inputs (default 0)")
+        c.add_argument("--policy", default="bound", help="the verdict policy, as opval run's (default bound)")
+        c.add_argument("--jsonl", help="write one JSON record per node (and the triage's) to FILE")
+        if name == "triage":
+            c.add_argument("--markdown", help="also write the report, the chain of evidence, to FILE")
+            c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _graph_inputs(args: argparse.Namespace) -> dict:
+    import numpy as np
+
+    from .triage import random_inputs
+
+    if not args.inputs:
+        return random_inputs(args.model, args.seed)
+    if not args.inputs.endswith(".npz"):
+        raise ValueError(f"--inputs {args.inputs}: give an .npz of arrays by graph input name")
+    with np.load(args.inputs) as arrays:
+        return {k: arrays[k] for k in arrays.files}
+
+
+def _graph(args: argparse.Namespace) -> int:
+    from . import graph, graph_stacks, triage
+
+    try:
+        graph.load(args.model)  # a bad model: one clear line before any stack runs
+        inputs = _graph_inputs(args)
+        stacks = [graph_stacks.stack_from_spec(s) for s in _list(args.stack)]
+        if args.graph_command == "triage":
+            if len(stacks) != 1:
+                raise ValueError("graph triage takes one --stack")
+            progress = None if args.quiet else (lambda message: print(f"opval graph triage: {message}", file=sys.stderr))
+            report = triage.triage(args.model, inputs, stacks[0], policy=args.policy, progress=progress)
+            text = report.markdown()
+            print(text, end="")
+            if args.markdown:
+                with open(args.markdown, "w") as f:
+                    f.write(text)
+            records = report.records()
+            blamed = report.first is not None
+        else:
+            records, blamed = [], False
+            for stack in stacks:
+                stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy)
+                records += stack_records
+                blamed |= stack_blamed
+        if args.jsonl:
+            import json
+
+            with open(args.jsonl, "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in records)
+    except (ValueError, OSError, TypeError, RuntimeError) as e:
+        print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    return 1 if blamed else 0
+
+
+def _graph_run_one(model, inputs, stack, policy: str) -> tuple[list[dict], bool]:
+    """One stack's run of `model`, judged and printed node by node; its JSON records."""
+    from . import graph
+    from .triage import node_record
+
+    run = stack.run(model, inputs, stack.config)
+    judgements = graph.judge(model, inputs, run.captured, policy=policy)
+    print(f"{run.stack}:")
+    for j in judgements:
+        local = j["local"]
+        verdict = f"{local.state}{': ' + local.reason if local.failed else ''}" if local else f"not judged: {j['note']}"
+        print(f"  {j['node']:<24} {j['op_type']:<20} accumulated {j['accumulated_max_rel']:9.2e}  {verdict}")
+    for note in run.notes:
+        print(f"  note: {note}")
+    first = graph.first_divergent(judgements)
+    judged = sum(j["local"] is not None for j in judgements)
+    print(f"  {judged} of {len(judgements)} nodes judged alone; "
+          + (f"first divergent node: {first['node']} ({first['op_type']})" if first else "no node blamed"))
+    records = [{"stack": run.stack, **node_record(j)} for j in judgements]
+    return records, first is not None
 
 
 if __name__ == "__main__":

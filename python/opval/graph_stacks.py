@@ -14,10 +14,11 @@ has (consumed inside a fused node).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -37,6 +38,20 @@ class StackRun:
     captured: dict[str, np.ndarray] = field(default_factory=dict)
     not_observable: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: A fingerprint of what the stack compiled (ONNX Runtime: its optimized graph's nodes), so
+    #: that a run with a pass disabled can be shown to have compiled something else; "" when
+    #: the stack compiles nothing.
+    graph_digest: str = ""
+
+
+def _graph_digest(model) -> str:
+    """What a graph computes, as a digest of its nodes in order (op, domain, inputs, outputs,
+    attributes): names and doc strings that do not change the computation are left out."""
+    h = hashlib.sha256()
+    for n in model.graph.node:
+        h.update(repr((n.op_type, n.domain, list(n.input), list(n.output),
+                       [a.SerializeToString() for a in n.attribute])).encode())
+    return h.hexdigest()[:16]
 
 
 def _ort_level(name: str):
@@ -109,6 +124,7 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
         names = [o.name for o in plain.get_outputs()]
         run.outputs = dict(zip(names, plain.run(None, feeds)))
         optimized = onnx.load(optimized_path)
+    run.graph_digest = _graph_digest(optimized)
     wanted = {o for n in original.graph.node for o in n.output if o}
     types = _value_types(original)
     present = {o for n in optimized.graph.node for o in n.output}
@@ -145,3 +161,111 @@ def ort_fired_passes(model: Any, *, level: str = "all") -> list[str]:
                           capture_output=True, check=False)
     fired = re.findall(rb"GraphTransformer (\S+) modified: 1", done.stderr)
     return list(dict.fromkeys(f.decode() for f in fired))
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """One way of running a stack: the compiler's optimization level (None: the stack's own
+    default), the compiler passes turned off, and the thread count (None: the stack's default)."""
+    level: str | None = None
+    disabled: tuple[str, ...] = ()
+    threads: int | None = None
+
+    def but(self, **changes) -> "StackConfig":
+        return replace(self, **changes)
+
+    def __str__(self) -> str:
+        parts = [self.level or "default level"]
+        if self.disabled:
+            parts.append("without " + ", ".join(self.disabled))
+        parts.append(f"{self.threads} thread{'s' if self.threads != 1 else ''}" if self.threads else "default threads")
+        return ", ".join(parts)
+
+
+class Stack:
+    """A stack as triage sees it (opval.triage): it runs a model in a StackConfig and returns
+    the values it computed; it says which knobs it has. Triage changes only those knobs and
+    never looks inside, so any runtime can be wrapped by subclassing (run, and optionally
+    fired_passes)."""
+    name = "stack"
+    #: The compiler's optimization levels, from everything off to everything on; () when the
+    #: stack compiles nothing.
+    levels: tuple[str, ...] = ()
+    #: The thread counts its dispatch can be tried with; () when there is one way only.
+    thread_choices: tuple[int, ...] = ()
+
+    def __init__(self, config: StackConfig | None = None):
+        self.config = config or StackConfig(level=self.levels[-1] if self.levels else None)
+
+    def run(self, model: Any, inputs: Mapping[str, Any], config: StackConfig) -> StackRun:
+        raise NotImplementedError
+
+    def fired_passes(self, model: Any, level: str) -> list[str]:
+        """The compiler passes that changed the graph at `level`: the candidates to bisect."""
+        return []
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OrtStack(Stack):
+    """ONNX Runtime's CPU provider through ort_run: its five optimization levels, its passes
+    from the verbose log, one thread or every core."""
+    name = "ort"
+    levels = ORT_LEVELS
+
+    def __init__(self, config: StackConfig | None = None, session_config: Mapping[str, str] | None = None):
+        super().__init__(config)
+        self.thread_choices = tuple(sorted({1, os.cpu_count() or 1}))
+        self.session_config = dict(session_config or {})
+
+    def run(self, model, inputs, config):
+        return ort_run(model, inputs, level=config.level or "all", threads=config.threads,
+                       disabled_optimizers=config.disabled, config=self.session_config)
+
+    def fired_passes(self, model, level):
+        return ort_fired_passes(model, level=level)
+
+
+class BackendStack(Stack):
+    """One of opval's backends running every op node it implements (opval.graph.run_on_backend):
+    nothing compiled, one dispatch."""
+
+    def __init__(self, backend: Any = "sim"):
+        super().__init__()
+        self.backend = backend
+        self.name = backend if isinstance(backend, str) else getattr(backend, "name", "backend")
+
+    def run(self, model, inputs, config):
+        values, ran_on = graph.run_on_backend(model, inputs, self.backend)
+        return StackRun(stack=self.name, outputs={n: values[n] for n in graph_output_names(model) if n in values},
+                        captured=values, notes=[f"op nodes ran on: {', '.join(sorted(set(ran_on.values())))}"])
+
+
+def graph_output_names(model: Any) -> list[str]:
+    """The names of the model's graph outputs (an ONNX model as opval.graph.load takes it)."""
+    return graph.load(model).output_names
+
+
+def stack_from_spec(spec: str) -> Stack:
+    """A stack from its command-line name: `ort[:LEVEL][:threads=N]` (ONNX Runtime, LEVEL one of
+    ORT_LEVELS, default all), or an opval backend (a registered name such as sim or onednn, or
+    a plugin path) running every op node it implements."""
+    head, *rest = spec.split(":")
+    if head != "ort":
+        if rest:
+            raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort does)")
+        from .backends import resolve_backend
+
+        return BackendStack(resolve_backend(head))
+    level, threads = "all", None
+    for part in rest:
+        if part.startswith("threads="):
+            threads = int(part.split("=", 1)[1]) if part.split("=", 1)[1].isdigit() else 0
+            if threads <= 0:
+                raise ValueError(f"stack '{spec}': threads= takes a positive count")
+        elif part in ORT_LEVELS:
+            level = part
+        else:
+            raise ValueError(f"stack '{spec}': unknown option '{part}' (levels: {', '.join(ORT_LEVELS)}; threads=N)")
+    return OrtStack(StackConfig(level=level, threads=threads))

@@ -52,13 +52,13 @@ def test_onnx_runtime_at_each_level_blames_nothing(build, level):
     assert _judged(judgements) >= 2
 
 
-def _f16_accumulating_matmul(a, b):
+def _f16_accumulating_matmul(a, b, *bias):
     """A matmul kernel that keeps its running sums in float16 (a planted bug: the contract
-    promises float32 accumulation)."""
+    promises float32 accumulation); a Gemm's bias is added to them in float32."""
     acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float16)
     for k in range(a.shape[-1]):
         acc = (acc + (a[..., :, k:k + 1] * b[..., k:k + 1, :]).astype(np.float16)).astype(np.float16)
-    return acc.astype(np.float32)
+    return acc.astype(np.float32) + (bias[0].astype(np.float32) if bias else np.float32(0))
 
 
 @pytest.mark.parametrize("build,node,shape", [(mlp, "fc1", (8, 64, 64)), (transformer_block, "ff_down", (16, 32, 64))],
@@ -95,3 +95,192 @@ def test_onnx_runtime_passes_named_by_its_log_can_be_disabled_and_observing_chan
     assert "fc0" in ignored.not_observable
     for run in (fused, unfused, ignored):
         assert not any("changed the result" in note for note in run.notes), run.notes
+
+
+# -- triage: blame the compiler, the runtime or the kernel ------------------------------------
+# The faults are planted through test-only stacks that triage sees only through the Stack
+# interface (run, fired_passes, levels, thread_choices), never inside.
+
+from opval import triage  # noqa: E402
+from opval.graph_stacks import OrtStack, Stack, StackConfig, StackRun  # noqa: E402
+
+
+class _RewritingOrt(OrtStack):
+    """ONNX Runtime behind one more graph pass, `pass_name`, which from level `from_level` up
+    rewrites the model with `rewrite` before ONNX Runtime compiles it (a compiler fault), and
+    is turned off like ONNX Runtime's own passes (disabled_optimizers)."""
+
+    def __init__(self, pass_name: str, rewrite, from_level: str = "extended"):
+        super().__init__()
+        self.pass_name, self.rewrite, self.from_level = pass_name, rewrite, from_level
+        self.name = f"ort+{pass_name}"
+
+    def _fires(self, level: str | None) -> bool:
+        return graph_stacks.ORT_LEVELS.index(level or "all") >= graph_stacks.ORT_LEVELS.index(self.from_level)
+
+    def run(self, model, inputs, config):
+        active = self._fires(config.level) and self.pass_name not in config.disabled
+        ort_config = config.but(disabled=tuple(p for p in config.disabled if p != self.pass_name))
+        run = super().run(self.rewrite(model) if active else model, inputs, ort_config)
+        if active:
+            run.graph_digest += f"+{self.pass_name}"
+        return run
+
+    def fired_passes(self, model, level):
+        return super().fired_passes(model, level) + ([self.pass_name] if self._fires(level) else [])
+
+
+def _gelu_to_tanh(model):
+    """The rewrite of a compiler that approximates every exact (erf) Gelu by its tanh form."""
+    import onnx
+    from onnx import helper
+
+    rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+    for n in rewritten.graph.node:
+        if n.op_type == "Gelu":
+            n.attribute.append(helper.make_attribute("approximate", "tanh"))
+    return rewritten
+
+
+def _gemm_scale_misfolded(node_name: str):
+    """The rewrite of a compiler that folds a scale into Gemm `node_name` with a wrong constant
+    (alpha 1 + 2^-10)."""
+    import onnx
+    from onnx import helper
+
+    def rewrite(model):
+        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+        node = next(n for n in rewritten.graph.node if n.name == node_name)
+        node.attribute.append(helper.make_attribute("alpha", 1.0 + 2.0 ** -10))
+        return rewritten
+    return rewrite
+
+
+class _DispatchingStack(Stack):
+    """Every op node on opval's sim backend, except that the matmul of one shape is dispatched
+    to a kernel accumulating in float16: with more than one thread only (a runtime fault), or
+    at every thread count (`always`: a kernel fault)."""
+    name = "dispatching"
+    thread_choices = (1, 2)
+
+    def __init__(self, shape, always: bool = False):
+        super().__init__()
+        m, n, k = shape
+        self.always = always
+        self.bad = opval.kernel_backend(
+            "matmul", _f16_accumulating_matmul, contracts="f32",
+            supports=lambda p: True if (p.get("m"), p.get("n"), p.get("k")) == (m, n, k) else "another node's shape",
+            name="f16_accumulating")
+
+    def run(self, model, inputs, config):
+        threads = config.threads or 2
+        values, _ = graph.run_on_backend(model, inputs, self.bad if self.always or threads > 1 else "sim")
+        return StackRun(stack=self.name, captured=values)
+
+
+# The node of each model that each fault is planted in, and the matmul's (m, n, k).
+_FAULTY_MATMUL = {"mlp": ("fc1", (8, 64, 64)), "cnn": ("fc", (2, 10, 16)), "transformer_block": ("ff_down", (16, 32, 64))}
+_REWRITES = {"mlp": ("head", "GemmScaleFolding", _gemm_scale_misfolded("head")),
+             "cnn": ("fc", "GemmScaleFolding", _gemm_scale_misfolded("fc")),
+             "transformer_block": ("gelu", "GeluTanhApproximation", _gelu_to_tanh)}
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_triage_blames_the_compiler_pass_that_rewrote_a_node(build):
+    model, inputs = build(np.float32)
+    node, pass_name, rewrite = _REWRITES[build.__name__]
+    report = triage.triage(model, inputs, _RewritingOrt(pass_name, rewrite))
+    assert report.first["node"] == node, report.markdown()
+    assert report.blame == "compiler" and report.culprit == f"pass {pass_name} at level extended", report.markdown()
+    hypotheses = [e.hypothesis for e in report.evidence]
+    assert hypotheses[0] == "where" and {"compiler", "runtime", "kernel"} <= set(hypotheses)
+    kernel = next(e for e in report.evidence if e.hypothesis == "kernel")
+    assert kernel.conclusion == "cleared"  # with optimizations off the node passes alone
+    assert 4 <= report.runs <= 12  # levels, then passes, halved: not one run per pass
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_triage_blames_the_runtime_when_one_thread_count_dispatches_a_wrong_kernel(build):
+    model, inputs = build(np.float32)
+    node, shape = _FAULTY_MATMUL[build.__name__]
+    report = triage.triage(model, inputs, _DispatchingStack(shape))
+    assert report.first["node"] == node, report.markdown()
+    assert report.blame == "runtime" and "passes at 1" in report.culprit, report.markdown()
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_triage_blames_the_kernel_that_fails_in_every_configuration(build):
+    model, inputs = build(np.float32)
+    node, shape = _FAULTY_MATMUL[build.__name__]
+    report = triage.triage(model, inputs, _DispatchingStack(shape, always=True))
+    assert report.first["node"] == node and report.blame == "kernel", report.markdown()
+    assert "bound" in report.first["reason"] and "m=" in report.first["descriptor"]
+    runtime = [e for e in report.evidence if e.hypothesis == "runtime"]
+    assert runtime and all(e.conclusion == "same failure" for e in runtime)
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_triage_of_correct_stacks_blames_nothing_and_says_why(build):
+    model, inputs = build(np.float32)
+    for stack in (OrtStack(), graph_stacks.BackendStack("sim")):
+        report = triage.triage(model, inputs, stack)
+        assert report.first is None and report.blame is None, report.markdown()
+        assert report.runs == 1 and "within their bounds" in report.evidence[0].outcome
+
+
+def test_triage_records_are_json_lines_per_node_then_the_verdict():
+    import json
+
+    model, inputs = mlp(np.float32)
+    report = triage.triage(model, inputs, _DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True))
+    records = [json.loads(line) for line in report.jsonl().splitlines()]
+    assert [r["record"] for r in records] == ["node"] * len(report.judgements) + ["triage"]
+    assert records[-1]["blame"] == "kernel" and records[-1]["first"]["node"] == "fc1"
+    failed = [r["node"] for r in records[:-1] if r["local"] and r["local"]["state"] == "FAILED"]
+    assert failed == ["fc1"]
+    assert "| kernel |" in report.markdown()
+
+
+def _opval_cli(*args):
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "opval", *args], capture_output=True, text=True, check=False)
+
+
+def test_graph_run_and_triage_from_the_command_line(tmp_path):
+    import json
+
+    import onnx
+
+    model, inputs = transformer_block(np.float32)
+    path = tmp_path / "block.onnx"
+    onnx.save(model, path)
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    done = _opval_cli("graph", "run", str(path), "--stack", "ort:all,ort:disable_all:threads=1,sim",
+                      "--inputs", str(tmp_path / "inputs.npz"), "--jsonl", str(tmp_path / "run.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("no node blamed") == 3 and "ort:disable_all:threads=1:" in done.stdout
+    records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert {r["stack"] for r in records} == {"ort:all", "ort:disable_all:threads=1", "sim"}
+    done = _opval_cli("graph", "triage", str(path), "--stack", "ort:extended", "--markdown", str(tmp_path / "t.md"))
+    assert done.returncode == 0, done.stderr
+    assert "no node is blamed" in done.stdout and "run 1: ort at extended" in done.stderr
+    assert (tmp_path / "t.md").read_text() == done.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["graph", "triage", "{bad}"], "opval: error: "),
+    (["graph", "run", "{good}", "--stack", "ort:fastest"], "unknown option 'fastest'"),
+    (["graph", "run", "{good}", "--stack", "no_such_backend"], "no_such_backend"),
+    (["graph", "triage", "{good}", "--stack", "ort:all,sim"], "one --stack"),
+    (["graph", "run", "{good}", "--inputs", "{bad}"], "give an .npz"),
+])
+def test_graph_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
+    import onnx
+
+    good, bad = tmp_path / "mlp.onnx", tmp_path / "corrupt.onnx"
+    onnx.save(mlp(np.float32)[0], good)
+    bad.write_bytes(b"\x08\x07not a model at all\xff")
+    done = _opval_cli(*[a.format(good=good, bad=bad) for a in args])
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert message in done.stderr and done.stderr.startswith("opval: error: ")

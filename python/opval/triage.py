@@ -1,0 +1,341 @@
+"""opval.triage: on which node a model first goes wrong on a stack beyond what its own inputs
+explain, and whether graph compilation, runtime dispatch or a kernel is to blame, as a chain of
+evidence (docs/GRAPH.md, "Triage").
+
+    from opval.graph_stacks import OrtStack
+    report = opval.triage.triage(model, inputs, OrtStack())
+    print(report.markdown())
+
+Each experiment is a run of the same stack with one knob changed (the optimization level, a
+pass turned off, the thread count), judged node by node with opval.graph.judge; a hypothesis
+is kept or cleared by whether the first divergent node still fails *locally* there — its
+error against its own bound on the inputs the stack gave it — so error a node merely inherits
+never steers the bisection.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from . import graph
+from .graph_stacks import Stack, StackConfig, StackRun
+
+
+@dataclass
+class Evidence:
+    """One link of the chain: the hypothesis tested, the experiment run, what it showed, and
+    what follows."""
+    hypothesis: str
+    experiment: str
+    outcome: str
+    conclusion: str
+
+
+@dataclass
+class Observation:
+    """One run of the stack in one configuration, judged node by node."""
+    config: StackConfig
+    run: StackRun
+    judgements: list[dict]
+
+    def judgement(self, node: str) -> dict | None:
+        return next((j for j in self.judgements if j["node"] == node), None)
+
+    def fails(self, node: str) -> bool:
+        """Whether `node` fails locally here: the divergence's signature."""
+        j = self.judgement(node)
+        return j is not None and j["local"] is not None and j["local"].failed
+
+    def describe(self, node: str) -> str:
+        """What this run says of `node`, and of the first blamed node if it is another."""
+        j = self.judgement(node)
+        first = graph.first_divergent(self.judgements)
+        if j is None:
+            return f"'{node}' is not in the model"
+        if j["local"] is None:
+            said = f"'{node}' is not judged alone ({j['note']})"
+        elif j["local"].failed:
+            said = f"'{node}' fails locally: {short_reason(j['local'].reason)}"
+        else:
+            said = f"'{node}' passes locally"
+        if first is None:
+            return said + "; no node is blamed"
+        return said if first["node"] == node else f"{said}; '{first['node']}' is blamed first"
+
+
+@dataclass
+class Triage:
+    """The outcome of opval.triage.triage.
+
+    first: the first divergent node of the run as configured (node, op_type, reason,
+    descriptor, accumulated_max_rel), None when no node is blamed. blame: 'compiler',
+    'runtime' or 'kernel', 'undetermined' when the experiments do not single one out, None
+    when nothing is blamed. culprit: the pass, level, dispatch or node held responsible.
+    evidence: the chain, in the order the experiments ran. runs: how many runs of the stack
+    it took. judgements: the configured run's, per node."""
+    stack: str
+    config: str
+    first: dict | None
+    blame: str | None
+    culprit: str
+    evidence: list[Evidence]
+    runs: int
+    judgements: list[dict]
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if self.first is None:
+            return f"{self.stack} ({self.config}): no node is blamed"
+        head = f"{self.stack} ({self.config}): '{self.first['node']}' ({self.first['op_type']}) is the first node " \
+               "that goes wrong beyond what its inputs explain"
+        if self.blame == "undetermined":
+            return f"{head}; the experiments do not single out the compiler, the runtime or the kernel"
+        return f"{head}; blame: {self.blame} ({self.culprit})"
+
+    def markdown(self) -> str:
+        lines = [f"# Triage: {self.stack}", "", self.summary() + ".", ""]
+        if self.first is not None:
+            lines += [f"- first divergent node: `{self.first['node']}` ({self.first['op_type']}): {self.first['reason']}",
+                      f"- its problem: `{self.first['descriptor']}`", ""]
+        lines += ["| # | hypothesis | experiment | outcome | conclusion |", "|---|---|---|---|---|"]
+        lines += [f"| {i} | " + " | ".join(_cell(c) for c in (e.hypothesis, e.experiment, e.outcome, e.conclusion)) + " |"
+                  for i, e in enumerate(self.evidence, 1)]
+        lines += ["", f"{self.runs} run{'s' if self.runs != 1 else ''} of the stack."]
+        lines += [f"- note: {n}" for n in self.notes]
+        return "\n".join(lines) + "\n"
+
+    def records(self) -> list[dict]:
+        """JSON-ready records: one per node of the configured run, then the triage's."""
+        out = [node_record(j) for j in self.judgements]
+        out.append({"record": "triage", "stack": self.stack, "config": self.config, "first": self.first,
+                    "blame": self.blame, "culprit": self.culprit, "runs": self.runs, "notes": self.notes,
+                    "evidence": [vars(e) for e in self.evidence]})
+        return out
+
+    def jsonl(self) -> str:
+        return "".join(json.dumps(r) + "\n" for r in self.records())
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")  # a reason's |err| would end the table's cell
+
+
+def short_reason(reason: str) -> str:
+    """A verdict's reason without the bound's formula (the first divergent node keeps it whole)."""
+    return re.sub(r"(vs bound [^ ]+) \(.*$", r"\1", reason)
+
+
+def node_record(j: dict) -> dict:
+    """A node's judgement as a JSON-ready record."""
+    local = j["local"]
+    return {"record": "node", "node": j["node"], "op_type": j["op_type"], "role": j["role"], "captured": j["captured"],
+            "accumulated_max_abs": _finite(j["accumulated_max_abs"]), "accumulated_max_rel": _finite(j["accumulated_max_rel"]),
+            "local": None if local is None else {"state": local.state, "reason": local.reason, "descriptor": local.descriptor},
+            "note": j["note"]}
+
+
+def _finite(x: float) -> float | str:
+    return x if np.isfinite(x) else str(x)  # JSON has no inf
+
+
+class _Triager:
+    """The experiments of one triage, each run counted and remembered by configuration."""
+
+    def __init__(self, model: Any, inputs: Mapping[str, Any], stack: Stack, policy: str,
+                 progress: Callable[[str], None] | None):
+        self.model, self.inputs, self.stack, self.policy = model, inputs, stack, policy
+        self.progress = progress or (lambda _message: None)
+        self.seen: dict[StackConfig, Observation] = {}
+        self.evidence: list[Evidence] = []
+
+    def observe(self, config: StackConfig) -> Observation:
+        if config not in self.seen:
+            self.progress(f"run {len(self.seen) + 1}: {self.stack} at {config}")
+            run = self.stack.run(self.model, self.inputs, config)
+            self.seen[config] = Observation(config, run, graph.judge(self.model, self.inputs, run.captured,
+                                                                     policy=self.policy))
+        return self.seen[config]
+
+    def note(self, hypothesis: str, experiment: str, outcome: str, conclusion: str) -> None:
+        self.evidence.append(Evidence(hypothesis, experiment, outcome, conclusion))
+
+    # -- compiler --------------------------------------------------------------------------
+
+    def compiler(self, base: Observation, node: str) -> str | None:
+        """The level, then the pass, that makes `node` fail; None when the compiler is cleared."""
+        levels = self.stack.levels
+        if not levels:
+            self.note("compiler", "-", f"{self.stack} compiles nothing", "not a graph rewrite")
+            return None
+        current = levels.index(base.config.level) if base.config.level in levels else len(levels) - 1
+        if current == 0:
+            self.note("compiler", f"run at {base.config}", "optimizations are already off", "not a graph rewrite")
+            return None
+        off = self.observe(base.config.but(level=levels[0], disabled=()))
+        if off.fails(node):
+            self.note("compiler", f"rerun at {off.config}", off.describe(node),
+                      "cleared: the divergence needs no graph rewrite")
+            return None
+        self.note("compiler", f"rerun at {off.config}", off.describe(node),
+                  "implicated: the divergence needs an optimization")
+        lowest = next(i for i in range(1, current + 1)
+                      if i == current or self.observe(base.config.but(level=levels[i], disabled=())).fails(node))
+        if current > 1:
+            self.note("compiler", f"levels {', '.join(levels[1:lowest + 1])} in turn",
+                      f"'{node}' first fails at level {levels[lowest]}", f"a pass of level {levels[lowest]}")
+        return self.bisect_passes(base.config.but(level=levels[lowest]), levels, lowest, node)
+
+    def bisect_passes(self, config: StackConfig, levels: tuple[str, ...], lowest: int, node: str) -> str:
+        """The one pass of `config.level` whose removal clears `node`, by halving the passes that
+        fired there (first those new at this level); the level when no single pass does."""
+        at = self.observe(config)
+        fired = self.stack.fired_passes(self.model, config.level)
+        earlier = set(self.stack.fired_passes(self.model, levels[lowest - 1])) if lowest > 1 else set()
+        pool = [p for p in fired if p not in earlier] or fired
+        if not pool:
+            self.note("compiler", f"the passes that fired at {config.level}", "the stack names none",
+                      f"blame the level {config.level}")
+            return f"level {config.level}"
+        self.note("compiler", f"the passes that fired at {config.level}", ", ".join(pool), "the candidates")
+        while len(pool) > 1:
+            half = pool[:len(pool) // 2]
+            tried = self.observe(config.but(disabled=config.disabled + tuple(half)))
+            if tried.run.graph_digest and tried.run.graph_digest == at.run.graph_digest:
+                self.note("compiler", f"without {', '.join(half)}", "the same graph was compiled",
+                          "those names change nothing: set aside")
+                pool = pool[len(half):]
+            elif tried.fails(node):
+                pool = pool[len(half):]
+            else:
+                pool = half
+        culprit = pool[0]
+        alone = self.observe(config.but(disabled=config.disabled + (culprit,)))
+        if alone.run.graph_digest and alone.run.graph_digest == at.run.graph_digest:
+            self.note("compiler", f"at {alone.config}", "the same graph was compiled: the pass did not run",
+                      f"no single pass found: blame the level {config.level}")
+            return f"level {config.level}"
+        if alone.fails(node):
+            self.note("compiler", f"at {alone.config}", alone.describe(node),
+                      f"no single pass's removal clears it (passes interact): blame the level {config.level}")
+            return f"level {config.level}"
+        self.note("compiler", f"at {alone.config}", alone.describe(node) + "; the compiled graph differs",
+                  f"the pass {culprit} is to blame")
+        return f"pass {culprit} at level {config.level}"
+
+    # -- runtime dispatch ------------------------------------------------------------------
+
+    def runtime(self, base: Observation, node: str) -> str | None:
+        """The dispatch under which `node` passes while it fails as configured; None when every
+        dispatch the stack offers fails alike (or it offers one)."""
+        choices = [t for t in self.stack.thread_choices if t != base.config.threads]
+        if not choices:
+            self.note("runtime", "-", f"{self.stack} has one dispatch here", "not tested")
+            return None
+        passing = []
+        for threads in choices:
+            tried = self.observe(base.config.but(threads=threads))
+            self.note("runtime", f"rerun at {tried.config}", tried.describe(node),
+                      "implicated" if not tried.fails(node) else "same failure")
+            if not tried.fails(node):
+                passing.append(threads)
+        if not passing:
+            return None
+        return (f"'{node}' fails at {base.config.threads or 'the default'} threads and passes at "
+                f"{', '.join(map(str, passing))}")
+
+    # -- kernel ----------------------------------------------------------------------------
+
+    def kernel(self, base: Observation, node: str) -> bool:
+        """Whether `node` still fails alone in the most conservative configuration: no
+        optimization, the fewest threads."""
+        quiet = base.config.but(level=self.stack.levels[0] if self.stack.levels else base.config.level, disabled=(),
+                                threads=min(self.stack.thread_choices) if self.stack.thread_choices else base.config.threads)
+        tried = self.observe(quiet)
+        fails = tried.fails(node)
+        self.note("kernel", f"'{node}' alone through opval's op-level judge on the inputs the stack gave it, at "
+                  f"{tried.config}", tried.describe(node),
+                  "implicated: its own output is beyond its bound" if fails else "cleared")
+        return fails
+
+
+def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: StackConfig | None = None,
+           policy: str = "bound", progress: Callable[[str], None] | None = None) -> Triage:
+    """Runs `model` on `stack` (in `config`, default the stack's own), finds the first node
+    whose local verdict fails, and tests the hypotheses in turn: the compiler (rerun with
+    optimizations off, bisect the levels, then the passes that fired), runtime dispatch (other
+    thread counts), the kernel (the node alone, in the most conservative configuration). The
+    blame goes to the first hypothesis an experiment keeps."""
+    t = _Triager(model, inputs, stack, policy, progress)
+    base = t.observe(config or stack.config)
+    first = graph.first_divergent(base.judgements)
+    report = Triage(stack=str(stack), config=str(base.config), first=None, blame=None, culprit="", evidence=t.evidence,
+                    runs=0, judgements=base.judgements, notes=list(base.run.notes))
+    if first is None:
+        t.note("where", f"run at {base.config}", _no_blame_outcome(base), "nothing to blame")
+        report.runs = len(t.seen)
+        return report
+    node = first["node"]
+    report.first = {"node": node, "op_type": first["op_type"], "reason": first["local"].reason,
+                    "descriptor": first["local"].descriptor, "accumulated_max_rel": _finite(first["accumulated_max_rel"])}
+    t.note("where", f"run at {base.config}", base.describe(node), f"'{node}' is the node to explain")
+    compiler = t.compiler(base, node)
+    runtime = t.runtime(base, node)
+    kernel = t.kernel(base, node)
+    if compiler:
+        report.blame, report.culprit = "compiler", compiler
+    elif runtime:
+        report.blame, report.culprit = "runtime", runtime
+    elif kernel:
+        report.blame, report.culprit = "kernel", f"the kernel of '{node}'"
+    else:
+        report.blame = "undetermined"
+    report.runs = len(t.seen)
+    return report
+
+
+def _no_blame_outcome(base: Observation) -> str:
+    """Why the output's error is legitimate when no node is blamed, and what was not judged."""
+    judged = [j for j in base.judgements if j["local"] is not None]
+    hidden = [j["node"] for j in base.judgements if j["local"] is None]
+    worst = max((j["accumulated_max_rel"] for j in base.judgements), default=0.0)
+    said = (f"all {len(judged)} nodes judged alone are within their bounds on the inputs the stack gave them, so the "
+            f"accumulated error (at most {worst:.3g} relative) is what each node's legitimate rounding builds up")
+    if hidden:
+        said += f"; {len(hidden)} not judged alone ({', '.join(hidden[:5])}{', ...' if len(hidden) > 5 else ''})"
+    return said
+
+
+def random_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded inputs for each of the model's graph inputs (standard normal floating point,
+    small non-negative integers, random booleans); a symbolic dimension raises ValueError."""
+    import onnx
+    from onnx import helper
+
+    from .graph_stacks import _as_model
+
+    m = _as_model(model)
+    rng = np.random.default_rng(seed)
+    initializers = {t.name for t in m.graph.initializer}
+    out = {}
+    for vi in m.graph.input:
+        if vi.name in initializers:
+            continue
+        tt = vi.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        if None in dims:
+            raise ValueError(f"graph input '{vi.name}' has a symbolic dimension: give its values (--inputs)")
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+        if dtype.kind == "f":
+            out[vi.name] = rng.standard_normal(dims).astype(dtype)
+        elif dtype.kind in "iu":
+            out[vi.name] = rng.integers(0, 8, dims).astype(dtype)
+        elif dtype.kind == "b":
+            out[vi.name] = rng.random(dims) < 0.5
+        else:
+            raise ValueError(f"graph input '{vi.name}' is of type {onnx.TensorProto.DataType.Name(tt.elem_type)}: "
+                             "give its values (--inputs)")
+    return out
