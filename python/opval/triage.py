@@ -64,7 +64,7 @@ class Observation:
             said = f"'{node}' passes locally"
         if first is None:
             return said + "; no node is blamed"
-        return said if first["node"] == node else f"{said}; '{first['node']}' is blamed first"
+        return said if first["node"] == node else f"{said}; '{first['node']}' fails first"
 
 
 @dataclass
@@ -72,7 +72,8 @@ class Triage:
     """The outcome of opval.triage.triage.
 
     first: the first divergent node of the run as configured (node, op_type, reason,
-    descriptor, accumulated_max_rel), None when no node is blamed. blame: 'compiler',
+    descriptor: its opval problem, region: what it was judged with when a fused node hid its
+    inputs, accumulated_max_rel), None when no node is blamed. blame: 'compiler',
     'runtime' or 'kernel', 'undetermined' when the experiments do not single one out, None
     when nothing is blamed. culprit: the pass, level, dispatch or node held responsible.
     evidence: the chain, in the order the experiments ran. runs: how many runs of the stack
@@ -100,7 +101,8 @@ class Triage:
         lines = [f"# Triage: {self.stack}", "", self.summary() + ".", ""]
         if self.first is not None:
             lines += [f"- first divergent node: `{self.first['node']}` ({self.first['op_type']}): {self.first['reason']}",
-                      f"- its problem: `{self.first['descriptor']}`", ""]
+                      f"- its problem: `{self.first['descriptor']}`" if self.first["descriptor"] else
+                      f"- {self.first['region']}", ""]
         lines += ["| # | hypothesis | experiment | outcome | conclusion |", "|---|---|---|---|---|"]
         lines += [f"| {i} | " + " | ".join(_cell(c) for c in (e.hypothesis, e.experiment, e.outcome, e.conclusion)) + " |"
                   for i, e in enumerate(self.evidence, 1)]
@@ -151,6 +153,7 @@ class _Triager:
         self.progress = progress or (lambda _message: None)
         self.seen: dict[StackConfig, Observation] = {}
         self.evidence: list[Evidence] = []
+        self.base_blamed: set[str] = set()
 
     def observe(self, config: StackConfig) -> Observation:
         if config not in self.seen:
@@ -159,6 +162,15 @@ class _Triager:
             self.seen[config] = Observation(config, run, graph.judge(self.model, self.inputs, run.captured,
                                                                      policy=self.policy))
         return self.seen[config]
+
+    def diverges(self, obs: Observation, node: str) -> bool:
+        """Whether the divergence at `node` is still there in `obs`: the node fails locally, or
+        a node the configured run did not blame does (a fusion undone moves the failure to
+        the nodes it had hidden). A node the configured run blamed too is another fault."""
+        if obs.fails(node):
+            return True
+        return any(j["local"] is not None and j["local"].failed and j["node"] not in self.base_blamed
+                   for j in obs.judgements)
 
     def note(self, hypothesis: str, experiment: str, outcome: str, conclusion: str) -> None:
         self.evidence.append(Evidence(hypothesis, experiment, outcome, conclusion))
@@ -176,14 +188,14 @@ class _Triager:
             self.note("compiler", f"run at {base.config}", "optimizations are already off", "not a graph rewrite")
             return None
         off = self.observe(base.config.but(level=levels[0], disabled=()))
-        if off.fails(node):
+        if self.diverges(off, node):
             self.note("compiler", f"rerun at {off.config}", off.describe(node),
                       "cleared: the divergence needs no graph rewrite")
             return None
         self.note("compiler", f"rerun at {off.config}", off.describe(node),
                   "implicated: the divergence needs an optimization")
         lowest = next(i for i in range(1, current + 1)
-                      if i == current or self.observe(base.config.but(level=levels[i], disabled=())).fails(node))
+                      if i == current or self.diverges(self.observe(base.config.but(level=levels[i], disabled=())), node))
         if current > 1:
             self.note("compiler", f"levels {', '.join(levels[1:lowest + 1])} in turn",
                       f"'{node}' first fails at level {levels[lowest]}", f"a pass of level {levels[lowest]}")
@@ -208,7 +220,7 @@ class _Triager:
                 self.note("compiler", f"without {', '.join(half)}", "the same graph was compiled",
                           "those names change nothing: set aside")
                 pool = pool[len(half):]
-            elif tried.fails(node):
+            elif self.diverges(tried, node):
                 pool = pool[len(half):]
             else:
                 pool = half
@@ -218,7 +230,7 @@ class _Triager:
             self.note("compiler", f"at {alone.config}", "the same graph was compiled: the pass did not run",
                       f"no single pass found: blame the level {config.level}")
             return f"level {config.level}"
-        if alone.fails(node):
+        if self.diverges(alone, node):
             self.note("compiler", f"at {alone.config}", alone.describe(node),
                       f"no single pass's removal clears it (passes interact): blame the level {config.level}")
             return f"level {config.level}"
@@ -239,8 +251,8 @@ class _Triager:
         for threads in choices:
             tried = self.observe(base.config.but(threads=threads))
             self.note("runtime", f"rerun at {tried.config}", tried.describe(node),
-                      "implicated" if not tried.fails(node) else "same failure")
-            if not tried.fails(node):
+                      "implicated" if not self.diverges(tried, node) else "same failure")
+            if not self.diverges(tried, node):
                 passing.append(threads)
         if not passing:
             return None
@@ -255,7 +267,7 @@ class _Triager:
         quiet = base.config.but(level=self.stack.levels[0] if self.stack.levels else base.config.level, disabled=(),
                                 threads=min(self.stack.thread_choices) if self.stack.thread_choices else base.config.threads)
         tried = self.observe(quiet)
-        fails = tried.fails(node)
+        fails = self.diverges(tried, node)
         self.note("kernel", f"'{node}' alone through opval's op-level judge on the inputs the stack gave it, at "
                   f"{tried.config}", tried.describe(node),
                   "implicated: its own output is beyond its bound" if fails else "cleared")
@@ -279,8 +291,10 @@ def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: Stack
         report.runs = len(t.seen)
         return report
     node = first["node"]
+    t.base_blamed = {j["node"] for j in base.judgements if j["local"] is not None and j["local"].failed}
     report.first = {"node": node, "op_type": first["op_type"], "reason": first["local"].reason,
-                    "descriptor": first["local"].descriptor, "accumulated_max_rel": _finite(first["accumulated_max_rel"])}
+                    "descriptor": first["local"].descriptor, "region": first["note"] if not first["captured"] else "",
+                    "accumulated_max_rel": _finite(first["accumulated_max_rel"])}
     t.note("where", f"run at {base.config}", base.describe(node), f"'{node}' is the node to explain")
     compiler = t.compiler(base, node)
     runtime = t.runtime(base, node)

@@ -237,6 +237,27 @@ case_result judge(const problem& p, std::span<const tensor> inputs, std::span<co
   return r;
 }
 
+namespace detail {
+
+std::vector<tensor> bounds_at(const problem& p, std::span<const tensor> inputs, const run_options& o) {
+  const op_spec& spec = p.spec();
+  check_tensors(spec.inputs(p), inputs, "input");
+  std::vector<tensor> refs = reference_tensors(spec.outputs(p));
+  spec.reference(p, inputs, refs);
+  fill_traits ft = traits_of_data(inputs);
+  ft.repeated_values = std::any_of(refs.begin(), refs.end(), repeats_values);
+  run_options plain = o;
+  plain.reference.reset();  // the bound of opval's own reference
+  case_result scratch;
+  const judging_input in{.p = p, .ft = ft, .ins = inputs, .refs = refs, .alt = nullptr, .outs = refs,
+                         .observe_precision = false};
+  std::vector<tensor> totals;
+  for (judgement& j : judge_outputs(in, plain, scratch)) totals.push_back(std::move(j.total));
+  return totals;
+}
+
+}  // namespace detail
+
 namespace {
 
 std::string files_source(const std::vector<std::string>& input_files, const std::vector<std::string>& output_files) {

@@ -43,6 +43,11 @@ struct judging_input {
 /// judgement (the perturbation check reads their bounds).
 std::vector<judgement> judge_outputs(const judging_input& in, const run_options& o, case_result& r);
 
+/// Each output's bound per element at `inputs`, as judge() would hold outputs of `p` on them
+/// to under o's policy (the op's error bound plus the output rounding, for the default
+/// policy): graph triage carries the bounds of a fused region's nodes to its output.
+std::vector<tensor> bounds_at(const problem& p, std::span<const tensor> inputs, const run_options& o);
+
 /// The alternative reference's outputs for `ins` into `alt` (nothing to do without one, in
 /// o.reference); false when it failed, the case then SKIPPED with the reason in r.
 bool alternative_outputs(const problem& p, std::span<const tensor> ins, const run_options& o, reference_values& alt,

@@ -9,6 +9,7 @@
 #include "graph/graph_value.hpp"
 #include "graph/node_context.hpp"
 #include "graph/op_nodes.hpp"
+#include "graph/region_judging.hpp"
 #include "graph/structural_ops.hpp"
 #include "opval/error.hpp"
 #include "opval/graph.hpp"
@@ -112,6 +113,17 @@ void judge_locally(const model& m, const node& n, const std::vector<const value*
   j.note = map_node(m, n).reason;
 }
 
+// Node k, whose inputs a fused node of the stack hides, judged with the nodes that computed
+// them (graph/region_judging.hpp).
+void judge_with_its_region(const model& m, std::size_t k, const reference_run& ideal, const value_map& captured,
+                           const std::vector<const value*>& got, const run_options& o, node_judgement& j) {
+  const node& n = m.nodes[k];
+  const region_verdict r = judge_region(
+      m, k, [&](const std::string& name) { return input_value(m, name, captured, ideal); }, got, o);
+  j.note = r.note;
+  if (r.judged) j.local = node_verdict(n, r.failed ? state::failed : state::passed, r.reason);
+}
+
 // Node k of the model from what the stack gave: the values it read and wrote, the accumulated
 // error of its outputs, its local verdict when all of them are there.
 node_judgement judge_node(const model& m, std::size_t k, const reference_run& ideal, const value_map& captured,
@@ -122,17 +134,17 @@ node_judgement judge_node(const model& m, std::size_t k, const reference_run& id
   j.op_type = n.op_type;
   j.role = k < ideal.nodes.size() ? ideal.nodes[k].role : map_node(m, n).role;
   std::vector<const value*> in, got;
-  std::string missing;
+  std::string missing_input, missing_output;
   for (const std::string& name : n.inputs) {
     in.push_back(name.empty() ? nullptr : input_value(m, name, captured, ideal));
-    if (!name.empty() && !in.back() && missing.empty()) missing = name;
+    if (!name.empty() && !in.back() && missing_input.empty()) missing_input = name;
   }
   for (const std::string& name : n.outputs) {
     const auto it = name.empty() ? captured.end() : captured.find(name);
     got.push_back(it == captured.end() ? nullptr : &it->second);
-    if (!name.empty() && !got.back() && missing.empty()) missing = name;
+    if (!name.empty() && !got.back() && missing_output.empty()) missing_output = name;
   }
-  j.captured = missing.empty();
+  j.captured = missing_input.empty() && missing_output.empty();
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
     if (!got[i]) continue;
     const value& want = ideal.values.at(n.outputs[i]);
@@ -143,12 +155,14 @@ node_judgement judge_node(const model& m, std::size_t k, const reference_run& id
     }
     accumulate(*got[i], want, j);
   }
-  if (!j.captured) {
-    j.note = fmt::format("the stack gave no '{}' (a value inside one of its fused nodes): not judged alone", missing);
+  if (!missing_output.empty()) {
+    j.note = fmt::format("the stack gave no '{}' (a value inside one of its fused nodes): not judged alone",
+                         missing_output);
     return j;
   }
   try {
-    judge_locally(m, n, in, got, o, j);
+    if (missing_input.empty()) judge_locally(m, n, in, got, o, j);
+    else judge_with_its_region(m, k, ideal, captured, got, o, j);
   } catch (const error& e) {
     j.note = fmt::format("not judged locally: {}", e.what());
   }

@@ -9,6 +9,7 @@
 
 #include "core/tensor_proto_file.hpp"
 #include "graph/graph_value.hpp"
+#include "graph/node_reference.hpp"
 #include "graph/op_nodes.hpp"
 #include "graph/structural_ops.hpp"
 #include "opval/error.hpp"
@@ -90,9 +91,9 @@ std::optional<std::vector<value>> given_outputs(const node& n, const std::map<st
   return out;
 }
 
-// The outputs of a node opval computes: an op node through its op (or structurally, when the
-// mapping finds no arithmetic on these values), a structural node exactly; `record` says which.
-std::vector<value> computed_outputs(const node_context& c, node_run& record) {
+}  // namespace
+
+std::vector<value> node_reference(const node_context& c, node_run& record) {
   const node& n = c.current();
   if (const mapped_op* op = find_mapped_op(n))
     if (std::optional<op_call> call = op->mapper(c)) {
@@ -106,8 +107,6 @@ std::vector<value> computed_outputs(const node_context& c, node_run& record) {
   }
   c.unsupported_form(unsupported_reason(n));
 }
-
-}  // namespace
 
 std::string_view to_string(node_role r) {
   switch (r) {
@@ -155,7 +154,7 @@ reference_run run_reference(const model& m, const std::map<std::string, value, s
     node_run record{n.name, n.op_type, node_role::unsupported, std::nullopt, false};
     std::vector<value> out;
     try {
-      out = computed_outputs(c, record);
+      out = node_reference(c, record);
     } catch (const unsupported&) {
       std::optional<std::vector<value>> taken = given_outputs(n, given);
       if (!taken) throw;

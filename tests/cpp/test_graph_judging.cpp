@@ -95,16 +95,54 @@ TEST(GraphJudging, AStructuralNodeThatMovesElementsWronglyIsBlamed) {
   EXPECT_EQ(b.front(), "reshape");
 }
 
-TEST(GraphJudging, ANodeWhoseInputsTheStackHidesIsNotJudgedAloneAndSaysWhy) {
-  const graph::model m = small_mlp();
+// The sim backend's run with `hidden` removed, as a stack that fused the nodes computing them.
+std::map<std::string, graph::value, std::less<>> fused_run(const graph::model& m, std::vector<std::string> hidden) {
   const auto sim = make_backend("sim");
   graph::backend_run run = graph::run_on_backend(m, inputs(), *sim);
-  run.values.erase("hb");  // fused with the matmul: the stack never showed it
-  const auto js = graph::judge_stack(m, inputs(), run.values);
+  for (const std::string& name : hidden) run.values.erase(name);
+  return run.values;
+}
+
+TEST(GraphJudging, ANodeWhoseInputsAFusedNodeHidesIsJudgedWithTheNodesItHides) {
+  const graph::model m = small_mlp();
+  const auto js = graph::judge_stack(m, inputs(), fused_run(m, {"h", "hb"}));  // matmul + add + relu in one
+  EXPECT_FALSE(js[0].local);
   EXPECT_FALSE(js[1].local);
-  EXPECT_FALSE(js[2].local);
-  EXPECT_NE(js[2].note.find("the stack gave no 'hb'"), std::string::npos) << js[2].note;
+  EXPECT_NE(js[1].note.find("the stack gave no 'hb'"), std::string::npos) << js[1].note;
+  ASSERT_TRUE(js[2].local) << js[2].note;
+  EXPECT_EQ(js[2].local->v.st, state::passed) << js[2].local->v.reason;
+  EXPECT_NE(js[2].note.find("the region fc, bias, relu"), std::string::npos) << js[2].note;
+  EXPECT_FALSE(js[2].captured);
   EXPECT_TRUE(js[3].local);
+}
+
+TEST(GraphJudging, AFusedKernelMoreAccurateThanTheNodesItReplacesPasses) {
+  // A fused matmul + add + relu that keeps its sums in double and rounds once: a legitimate
+  // fusion (fewer roundings than the nodes it replaces) must not fail.
+  const graph::model m = small_mlp();
+  auto values = fused_run(m, {"h", "hb"});
+  const graph::reference_run exact = graph::run_reference(m, inputs());
+  for (std::size_t i = 0; i < values.at("r").data.size(); ++i)
+    values.at("r").data[i] = static_cast<float>(exact.values.at("r").data[i]);
+  const auto js = graph::judge_stack(m, inputs(), values);
+  ASSERT_TRUE(js[2].local);
+  EXPECT_EQ(js[2].local->v.st, state::passed) << js[2].local->v.reason;
+}
+
+TEST(GraphJudging, AFaultInsideAFusedRegionIsBlamedOnItsOutput) {
+  const graph::model m = small_mlp();
+  auto values = fused_run(m, {"h", "hb"});
+  for (double& v : values.at("r").data) v = static_cast<float>(v * (1 + 1.0 / 1024));  // a wrong constant inside
+  const auto js = graph::judge_stack(m, inputs(), values);
+  EXPECT_EQ(blamed(js).front(), "relu");
+  EXPECT_NE(js[2].local->v.reason.find("beyond the region's bound"), std::string::npos) << js[2].local->v.reason;
+}
+
+TEST(GraphJudging, ARegionCarryingAHiddenValueThroughANonElementwiseOpIsNotJudgedAndSaysWhy) {
+  const graph::model m = small_mlp();
+  const auto js = graph::judge_stack(m, inputs(), fused_run(m, {"t"}));  // reshape + softmax in one
+  EXPECT_FALSE(js[4].local);
+  EXPECT_NE(js[4].note.find("through 'softmax'"), std::string::npos) << js[4].note;
 }
 
 }  // namespace

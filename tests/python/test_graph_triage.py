@@ -47,9 +47,13 @@ def test_onnx_runtime_at_each_level_blames_nothing(build, level):
     run = graph_stacks.ort_run(model, inputs, level=level)
     judgements = graph.judge(model, inputs, run.captured)
     assert _blamed(judgements) == [], [(j["node"], j["local"].reason) for j in judgements if j["local"] and j["local"].failed]
-    # What a fused node hides is said, not judged: the rest is.
-    assert _judged(judgements) + len([j for j in judgements if "fused" in j["note"]]) == len(judgements)
-    assert _judged(judgements) >= 2
+    # A node whose inputs a fused node hides is judged with the nodes it hides (a region), or
+    # says why not; a value only inside a fused node is said, not judged: the rest is.
+    hidden = [j for j in judgements if j["local"] is None]
+    assert all("fused" in j["note"] for j in hidden), [(j["node"], j["note"]) for j in hidden]
+    regions = [j for j in judgements if j["local"] is not None and "region" in j["note"]]
+    assert all(not j["captured"] for j in regions)
+    assert _judged(judgements) >= 4
 
 
 def _f16_accumulating_matmul(a, b, *bias):
@@ -176,6 +180,35 @@ class _DispatchingStack(Stack):
         threads = config.threads or 2
         values, _ = graph.run_on_backend(model, inputs, self.bad if self.always or threads > 1 else "sim")
         return StackRun(stack=self.name, captured=values)
+
+
+def _bias_misfolded(bias: str):
+    """The rewrite of a compiler that folds the initializer `bias` into a fused MatMul + Add +
+    Relu with a relative error of 2^-10 (a fault inside the fusion)."""
+    import onnx
+    from onnx import numpy_helper
+
+    def rewrite(model):
+        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+        t = next(t for t in rewritten.graph.initializer if t.name == bias)
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1 + 2.0 ** -10), bias))
+        return rewritten
+    return rewrite
+
+
+def test_a_fault_inside_a_fusion_is_blamed_on_the_region_and_bisected_to_its_pass():
+    """At extended and above ONNX Runtime fuses fc0, bias0 and relu0 into one node, hiding fc0
+    and bias0: relu0 is judged with them, recomputed from the fused node's inputs, against their
+    bounds carried to its output; a wrongly folded bias inside is found there."""
+    model, inputs = mlp(np.float32)
+    report = triage.triage(model, inputs, _RewritingOrt("BiasFolding", _bias_misfolded("b0")))
+    assert report.first["node"] == "relu0", report.markdown()
+    assert "fused region" in report.first["reason"]
+    assert report.blame == "compiler" and report.culprit == "pass BiasFolding at level extended", report.markdown()
+    # Correct, the same region passes: its bound is the nodes' own, carried along.
+    run = graph_stacks.ort_run(model, inputs, level="all")
+    relu0 = next(j for j in graph.judge(model, inputs, run.captured) if j["node"] == "relu0")
+    assert not relu0["captured"] and relu0["local"].state == "PASSED" and "fc0, bias0, relu0" in relu0["note"]
 
 
 # The node of each model that each fault is planted in, and the matmul's (m, n, k).
