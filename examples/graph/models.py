@@ -7,12 +7,13 @@ gelu), each in a chosen element type, with seeded weights.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 _ONNX_TYPES = {np.float32: onnx.TensorProto.FLOAT, np.float64: onnx.TensorProto.DOUBLE,
-               np.float16: onnx.TensorProto.FLOAT16}
+               np.float16: onnx.TensorProto.FLOAT16, ml_dtypes.bfloat16: onnx.TensorProto.BFLOAT16}
 OPSET = 20  # Gelu is an ONNX op from opset 20
 
 
@@ -41,12 +42,12 @@ class _Builder:
         self.nodes.append(helper.make_node(op, list(inputs), [name], name=name, **attrs))
         return name
 
-    def model(self, name: str, inputs: dict, output: str, output_shape) -> onnx.ModelProto:
+    def model(self, name: str, inputs: dict, output: str, output_shape, opset: int = OPSET) -> onnx.ModelProto:
         t = _ONNX_TYPES[self.dtype]
         graph = helper.make_graph(self.nodes, name,
                                   [helper.make_tensor_value_info(k, t, list(v.shape)) for k, v in inputs.items()],
                                   [helper.make_tensor_value_info(output, t, list(output_shape))], self.initializers)
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="opval-examples")
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="opval-examples")
 
 
 def mlp(dtype=np.float32, seed: int = 0, batch: int = 8, widths=(32, 64, 64, 10)):
@@ -80,10 +81,15 @@ def cnn(dtype=np.float32, seed: int = 0, batch: int = 2, size: int = 16):
 
 
 def transformer_block(dtype=np.float32, seed: int = 0, batch: int = 2, seq: int = 16, d_model: int = 32,
-                      heads: int = 4, d_ff: int = 64):
+                      heads: int = 4, d_ff: int = 64, gelu: str = "op"):
     """A pre-norm transformer block: h = x + attention(layer_norm(x)), then h + mlp(layer_norm(h))
-    with ONNX's Gelu (opset 20) in the MLP; attention as MatMul, Mul by 1/sqrt(d_head), Softmax
-    and MatMul, the heads split and merged by Reshape and Transpose."""
+    with ONNX's Gelu (opset 20) in the MLP, or with gelu="erf_chain" the exact gelu spelled out
+    as exporters write it at opset 17 (x/sqrt2, Erf, +1, times x, times 1/2: the chain ONNX
+    Runtime fuses to Gelu, and to FastGelu under optimization.enable_gelu_approximation);
+    attention as MatMul, Mul by 1/sqrt(d_head), Softmax and MatMul, the heads split and merged
+    by Reshape and Transpose."""
+    if gelu not in ("op", "erf_chain"):
+        raise ValueError(f"gelu is 'op' or 'erf_chain', not {gelu!r}")
     b = _Builder(dtype, seed)
     d_head = d_model // heads
     ones, zeros = np.ones(d_model, dtype), np.zeros(d_model, dtype)
@@ -110,8 +116,13 @@ def transformer_block(dtype=np.float32, seed: int = 0, batch: int = 2, seq: int 
     n2 = b.node("LayerNormalization", [h, "ln2_g", "ln2_b"], "ln2", axis=-1, epsilon=1e-5)
     up = b.node("Add", [b.node("MatMul", [n2, b.weight("w_up", (d_model, d_ff))], "ff_up"), b.weight("b_up", (d_ff,), 0.1)],
                 "ff_bias")
-    act = b.node("Gelu", [up], "gelu")
+    if gelu == "op":
+        act = b.node("Gelu", [up], "gelu")
+    else:
+        erf = b.node("Erf", [b.node("Div", [up, b.scalar("sqrt2", np.sqrt(2.0))], "gelu_div")], "gelu_erf")
+        gate = b.node("Add", [erf, b.scalar("one", 1.0)], "gelu_add")
+        act = b.node("Mul", [b.node("Mul", [up, gate], "gelu_mul"), b.scalar("half", 0.5)], "gelu")
     down = b.node("MatMul", [act, b.weight("w_down", (d_ff, d_model))], "ff_down")
     y = b.node("Add", [h, down], "residual2")
     inputs = {"x": b.rng.standard_normal((batch, seq, d_model)).astype(dtype)}
-    return b.model("transformer_block", inputs, y, (batch, seq, d_model)), inputs
+    return b.model("transformer_block", inputs, y, (batch, seq, d_model), opset=OPSET if gelu == "op" else 17), inputs

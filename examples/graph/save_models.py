@@ -2,11 +2,14 @@
 
     .venv/bin/python examples/graph/save_models.py results/models [--dtype float32|float16|float64]
 
-gives results/models/{mlp,cnn,transformer_block}.onnx and <name>_inputs.npz beside each.
+gives results/models/{mlp,cnn,transformer_block,transformer_block_erf_gelu}.onnx and
+<name>_inputs.npz beside each (the last: the transformer block with its gelu spelled out as an
+Erf chain, opset 17).
 """
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +23,13 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "float64"])
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
-    for build in (mlp, cnn, transformer_block):
+    models = {"mlp": mlp, "cnn": cnn, "transformer_block": transformer_block,
+              "transformer_block_erf_gelu": functools.partial(transformer_block, gelu="erf_chain")}
+    for name, build in models.items():
         model, inputs = build(getattr(np, args.dtype))
-        (args.folder / f"{build.__name__}.onnx").write_bytes(model.SerializeToString())
-        np.savez(args.folder / f"{build.__name__}_inputs.npz", **inputs)
-        print(f"{args.folder / build.__name__}.onnx: {len(model.graph.node)} nodes, inputs "
+        (args.folder / f"{name}.onnx").write_bytes(model.SerializeToString())
+        np.savez(args.folder / f"{name}_inputs.npz", **inputs)
+        print(f"{args.folder / name}.onnx: {len(model.graph.node)} nodes, inputs "
               f"{', '.join(f'{k} {v.dtype} {list(v.shape)}' for k, v in inputs.items())}")
 
 

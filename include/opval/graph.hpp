@@ -176,6 +176,9 @@ struct node_judgement {
   /// Empty when not captured, or for an unsupported node.
   std::optional<case_result> local;
   std::string note;  ///< why the node was not judged locally, when it was not
+  /// The nodes it was judged with, itself last, when a fused node of the stack hid its inputs
+  /// (a fused region, judged as one); empty otherwise.
+  std::vector<std::string> region;
 };
 
 /// Judges each node of `ideal`'s model (run by run_reference) from what a stack gave:
@@ -191,6 +194,20 @@ std::vector<node_judgement> judge_nodes(const model& m, const reference_run& ide
 std::vector<node_judgement> judge_stack(const model& m, const std::map<std::string, value, std::less<>>& inputs,
                                         const std::map<std::string, value, std::less<>>& captured,
                                         const run_options& o = {});
+
+/// A graph node as the op-level case it is on given values: its opval problem, and the
+/// problem's operands by their names — inputs from the values the node read, outputs from its
+/// own outputs where given — each shaped as the problem's operand: what `opval judge` replays.
+struct node_case {
+  problem prob;
+  std::vector<std::pair<std::string, value>> inputs;
+  std::vector<std::pair<std::string, value>> outputs;
+};
+
+/// Node `node` of `m` on `values` (every value it reads, by name; its outputs too for the
+/// case's outputs). An opval::error naming the node when there is no such node or it is no op
+/// node on these values (a structural node, an unsupported one, a value missing).
+node_case case_of_node(const model& m, std::string_view node, const std::map<std::string, value, std::less<>>& values);
 
 /// The graph inputs from arrays as the user holds them (opval/judge.hpp's array_data: .npy,
 /// .npz and TensorProto .pb files, or Python's arrays), matched by name (one array for a

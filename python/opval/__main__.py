@@ -138,10 +138,16 @@ def _add_graph_commands(commands) -> None:
                        "values of the inputs' types and shapes)")
         c.add_argument("--seed", type=int, default=0, help="the seed of the random inputs (default 0)")
         c.add_argument("--policy", default="bound", help="the verdict policy, as opval run's (default bound)")
+        c.add_argument("--ort-config", action="append", default=[], metavar="KEY=VALUE",
+                       help="an ONNX Runtime session config entry for the ort stacks, e.g. "
+                       "optimization.enable_gelu_approximation=1 (repeatable)")
         c.add_argument("--jsonl", help="write one JSON record per node (and the triage's) to FILE")
         if name == "triage":
             c.add_argument("--markdown", help="also write the report, the chain of evidence, to FILE")
             c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+            c.add_argument("--reproducer", metavar="DIR", help="when a node is blamed, cut it (with its fused region) "
+                           "out into DIR, check that it fails the same way, and bundle it with the evidence "
+                           "(DIR.tar.gz)")
 
 
 def _graph_inputs(args: argparse.Namespace) -> dict:
@@ -157,13 +163,20 @@ def _graph_inputs(args: argparse.Namespace) -> dict:
         return {k: arrays[k] for k in arrays.files}
 
 
+def _ort_config(entries: list[str]) -> dict[str, str] | None:
+    pairs = [e.split("=", 1) for e in entries]
+    if any(len(p) != 2 or not p[0] for p in pairs):
+        raise ValueError(f"--ort-config takes KEY=VALUE, not '{next(e for e, p in zip(entries, pairs) if len(p) != 2 or not p[0])}'")
+    return dict(pairs) or None
+
+
 def _graph(args: argparse.Namespace) -> int:
     from . import graph, graph_stacks, triage
 
     try:
         graph.load(args.model)  # a bad model: one clear line before any stack runs
         inputs = _graph_inputs(args)
-        stacks = [graph_stacks.stack_from_spec(s) for s in _list(args.stack)]
+        stacks = [graph_stacks.stack_from_spec(s, _ort_config(args.ort_config)) for s in _list(args.stack)]
         if args.graph_command == "triage":
             if len(stacks) != 1:
                 raise ValueError("graph triage takes one --stack")
@@ -176,6 +189,13 @@ def _graph(args: argparse.Namespace) -> int:
                     f.write(text)
             records = report.records()
             blamed = report.first is not None
+            if blamed and args.reproducer:
+                from .reproducer import reproduce
+
+                repro = reproduce(args.model, inputs, stacks[0], report, args.reproducer)
+                print(f"\nreproducer: {repro.folder} ({len(repro.nodes)} node{'s' if len(repro.nodes) != 1 else ''}; "
+                      f"{'fails the same way' if repro.reproduced else 'does NOT fail the same way alone'}), "
+                      f"bundled as {repro.archive}")
         else:
             records, blamed = [], False
             for stack in stacks:
@@ -189,6 +209,10 @@ def _graph(args: argparse.Namespace) -> int:
                 f.writelines(json.dumps(r) + "\n" for r in records)
     except (ValueError, OSError, TypeError, RuntimeError) as e:
         print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a stack's own failure (ONNX Runtime refusing a type it has no kernel for)
+        print(f"opval: error: the stack failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+              file=sys.stderr)
         return 2
     return 1 if blamed else 0
 

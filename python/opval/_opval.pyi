@@ -836,6 +836,11 @@ def run_graph_on_backend(model: GraphModel, inputs: Sequence[tuple[str, str, Seq
     the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node
     """
 
+def graph_node_case(model: GraphModel, node: str, values: Sequence[tuple[str, str, Sequence[int], bytes]]) -> tuple:
+    """
+    a node as its op-level case: (descriptor, inputs, outputs), each operand (name, opval type, shape, f64 bytes)
+    """
+
 def judge_graph_nodes(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], captured: Sequence[tuple[str, str, Sequence[int], bytes]], options: RunOptions) -> list:
     """
     each node judged from a stack's captured values: accumulated error and local verdict (a CaseResult)

@@ -96,7 +96,9 @@ def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str =
     `inputs`). Per node, in execution order: node, op_type, role, captured (all its values
     were), accumulated_max_abs / accumulated_max_rel (its outputs against the fp64 graph
     reference's), local (a CaseResult: the node alone, on the inputs the stack gave it, against
-    the stack's outputs; None when not judged) and note (why not). Nodes opval cannot run take
+    the stack's outputs; None when not judged), note (why not, or what it was judged with) and
+    region (the nodes it was judged with, itself last, when a fused node of the stack hid its
+    inputs; [] otherwise). Nodes opval cannot run take
     the stack's outputs (opaque nodes)."""
     from .check import make_options
 
@@ -108,3 +110,24 @@ def first_divergent(judgements: list[dict]) -> dict | None:
     """The first node, in execution order, whose local verdict failed: the first whose error its
     own inputs do not explain. None when every judged node passed."""
     return next((j for j in judgements if j["local"] is not None and j["local"].failed), None)
+
+
+def _typed(type_name: str, shape, data: bytes) -> np.ndarray:
+    """An operand's float64 elements as an array of its opval type (bf16 and fp8 through ml_dtypes)."""
+    import ml_dtypes
+
+    types = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+             "f8_e4m3": ml_dtypes.float8_e4m3fn, "f8_e5m2": ml_dtypes.float8_e5m2, "i8": np.int8, "u8": np.uint8,
+             "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+    return np.frombuffer(data, dtype=np.float64).reshape(shape).astype(types[type_name])
+
+
+def node_case(model: Any, node: str, values: Mapping[str, Any]) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Node `node` as the op-level case it is on `values` (what it read and, for the outputs,
+    what it wrote, by value name): its opval descriptor, and its problem's inputs and outputs
+    by operand name in the contract's types — np.savez them and `opval judge DESCRIPTOR
+    --inputs in.npz --outputs out.npz` replays the node as a regression test. ValueError for
+    a node that is no op node on these values."""
+    descriptor, ins, outs = _opval.graph_node_case(load(model), node, _tuples(values))
+    return (descriptor, {name: _typed(t, shape, data) for name, t, shape, data in ins},
+            {name: _typed(t, shape, data) for name, t, shape, data in outs})

@@ -145,16 +145,18 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
     return run
 
 
-def ort_fired_passes(model: Any, *, level: str = "all") -> list[str]:
-    """The graph transformers that changed the graph at `level`, from ONNX Runtime's verbose log
-    (`GraphTransformer <name> modified: 1`): the names disabled_optimizers takes (it ignores
-    unknown names silently, so names must come from here)."""
+def ort_fired_passes(model: Any, *, level: str = "all", config: Mapping[str, str] | None = None) -> list[str]:
+    """The graph transformers that changed the graph at `level` (with the session `config`
+    entries), in the order they ran, from ONNX Runtime's verbose log (`GraphTransformer <name>
+    modified: 1`): the names disabled_optimizers takes (it ignores unknown names silently, so
+    names must come from here)."""
     import subprocess
     import sys
 
     code = ("import onnxruntime as ort, sys\n"
             "so = ort.SessionOptions(); so.log_severity_level = 0\n"
             f"so.graph_optimization_level = ort.GraphOptimizationLevel.{_ort_level(level).name}\n"
+            f"for k, v in {dict(config or {})!r}.items(): so.add_session_config_entry(k, v)\n"
             "ort.InferenceSession(sys.stdin.buffer.read(), so, providers=['CPUExecutionProvider'])\n")
     # ONNX Runtime logs to the process's stderr, outside Python's reach: a child process.
     done = subprocess.run([sys.executable, "-c", code], input=_as_model(model).SerializeToString(),
@@ -204,6 +206,11 @@ class Stack:
         """The compiler passes that changed the graph at `level`: the candidates to bisect."""
         return []
 
+    def command_line(self, config: StackConfig) -> list[str] | None:
+        """The `opval graph` options that run this stack in `config`; None when the command
+        line cannot name it (a Stack made in Python)."""
+        return None
+
     def __str__(self) -> str:
         return self.name
 
@@ -224,7 +231,13 @@ class OrtStack(Stack):
                        disabled_optimizers=config.disabled, config=self.session_config)
 
     def fired_passes(self, model, level):
-        return ort_fired_passes(model, level=level)
+        return ort_fired_passes(model, level=level, config=self.session_config)
+
+    def command_line(self, config):
+        if config.disabled:
+            return None  # the command line does not take disabled_optimizers
+        spec = f"ort:{config.level or 'all'}" + (f":threads={config.threads}" if config.threads else "")
+        return ["--stack", spec] + [a for k, v in self.session_config.items() for a in ("--ort-config", f"{k}={v}")]
 
 
 class BackendStack(Stack):
@@ -235,6 +248,9 @@ class BackendStack(Stack):
         super().__init__()
         self.backend = backend
         self.name = backend if isinstance(backend, str) else getattr(backend, "name", "backend")
+
+    def command_line(self, config):
+        return None if self.name.startswith("python:") else ["--stack", self.name]  # a Python kernel has no name there
 
     def run(self, model, inputs, config):
         values, ran_on = graph.run_on_backend(model, inputs, self.backend)
@@ -247,13 +263,14 @@ def graph_output_names(model: Any) -> list[str]:
     return graph.load(model).output_names
 
 
-def stack_from_spec(spec: str) -> Stack:
+def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> Stack:
     """A stack from its command-line name: `ort[:LEVEL][:threads=N]` (ONNX Runtime, LEVEL one of
-    ORT_LEVELS, default all), or an opval backend (a registered name such as sim or onednn, or
-    a plugin path) running every op node it implements."""
+    ORT_LEVELS, default all; `ort_config`: its session config entries, such as
+    optimization.enable_gelu_approximation), or an opval backend (a registered name such as sim
+    or onednn, or a plugin path) running every op node it implements."""
     head, *rest = spec.split(":")
     if head != "ort":
-        if rest:
+        if rest or ort_config:
             raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort does)")
         from .backends import resolve_backend
 
@@ -268,4 +285,4 @@ def stack_from_spec(spec: str) -> Stack:
             level = part
         else:
             raise ValueError(f"stack '{spec}': unknown option '{part}' (levels: {', '.join(ORT_LEVELS)}; threads=N)")
-    return OrtStack(StackConfig(level=level, threads=threads))
+    return OrtStack(StackConfig(level=level, threads=threads), session_config=ort_config)

@@ -72,8 +72,8 @@ class Triage:
     """The outcome of opval.triage.triage.
 
     first: the first divergent node of the run as configured (node, op_type, reason,
-    descriptor: its opval problem, region: what it was judged with when a fused node hid its
-    inputs, accumulated_max_rel), None when no node is blamed. blame: 'compiler',
+    descriptor: its opval problem, region: the nodes it was judged with when a fused node hid
+    its inputs, itself last, accumulated_max_rel), None when no node is blamed. blame: 'compiler',
     'runtime' or 'kernel', 'undetermined' when the experiments do not single one out, None
     when nothing is blamed. culprit: the pass, level, dispatch or node held responsible.
     evidence: the chain, in the order the experiments ran. runs: how many runs of the stack
@@ -87,6 +87,9 @@ class Triage:
     runs: int
     judgements: list[dict]
     notes: list[str] = field(default_factory=list)
+    #: The configuration and the run triaged (for opval.reproducer); not in the records.
+    configured: StackConfig | None = field(default=None, repr=False)
+    run: StackRun | None = field(default=None, repr=False)
 
     def summary(self) -> str:
         if self.first is None:
@@ -102,7 +105,7 @@ class Triage:
         if self.first is not None:
             lines += [f"- first divergent node: `{self.first['node']}` ({self.first['op_type']}): {self.first['reason']}",
                       f"- its problem: `{self.first['descriptor']}`" if self.first["descriptor"] else
-                      f"- {self.first['region']}", ""]
+                      f"- judged with the nodes a fused node of the stack hides: {', '.join(self.first['region'])}", ""]
         lines += ["| # | hypothesis | experiment | outcome | conclusion |", "|---|---|---|---|---|"]
         lines += [f"| {i} | " + " | ".join(_cell(c) for c in (e.hypothesis, e.experiment, e.outcome, e.conclusion)) + " |"
                   for i, e in enumerate(self.evidence, 1)]
@@ -164,10 +167,12 @@ class _Triager:
         return self.seen[config]
 
     def diverges(self, obs: Observation, node: str) -> bool:
-        """Whether the divergence at `node` is still there in `obs`: the node fails locally, or
-        a node the configured run did not blame does (a fusion undone moves the failure to
-        the nodes it had hidden). A node the configured run blamed too is another fault."""
-        if obs.fails(node):
+        """Whether the divergence at `node` may still be there in `obs`: unless the node is
+        judged there and passes, and no node the configured run did not blame fails (a fusion
+        undone moves the failure to the nodes it had hidden; a node the configured run blamed
+        too is another fault). A node hidden inside a fused node clears nothing."""
+        j = obs.judgement(node)
+        if j is None or j["local"] is None or j["local"].failed:
             return True
         return any(j["local"] is not None and j["local"].failed and j["node"] not in self.base_blamed
                    for j in obs.judgements)
@@ -202,37 +207,43 @@ class _Triager:
         return self.bisect_passes(base.config.but(level=levels[lowest]), levels, lowest, node)
 
     def bisect_passes(self, config: StackConfig, levels: tuple[str, ...], lowest: int, node: str) -> str:
-        """The one pass of `config.level` whose removal clears `node`, by halving the passes that
-        fired there (first those new at this level); the level when no single pass does."""
+        """The pass of `config.level` to blame: of the passes that fired there (those new at
+        this level first), in firing order, the last one whose removal — with every pass after
+        it — clears `node`, found by halving; a pass before it is one it builds on (a fusion
+        the faulty rewrite then approximates). Confirmed alone; the level when nothing is."""
         at = self.observe(config)
         fired = self.stack.fired_passes(self.model, config.level)
         earlier = set(self.stack.fired_passes(self.model, levels[lowest - 1])) if lowest > 1 else set()
-        pool = [p for p in fired if p not in earlier] or fired
-        if not pool:
+        passes = [p for p in fired if p not in earlier] or fired
+        if not passes:
             self.note("compiler", f"the passes that fired at {config.level}", "the stack names none",
                       f"blame the level {config.level}")
             return f"level {config.level}"
-        self.note("compiler", f"the passes that fired at {config.level}", ", ".join(pool), "the candidates")
-        while len(pool) > 1:
-            half = pool[:len(pool) // 2]
-            tried = self.observe(config.but(disabled=config.disabled + tuple(half)))
-            if tried.run.graph_digest and tried.run.graph_digest == at.run.graph_digest:
-                self.note("compiler", f"without {', '.join(half)}", "the same graph was compiled",
-                          "those names change nothing: set aside")
-                pool = pool[len(half):]
-            elif self.diverges(tried, node):
-                pool = pool[len(half):]
+        self.note("compiler", f"the passes that fired at {config.level}, in order", ", ".join(passes), "the candidates")
+        without = lambda names: self.observe(config.but(disabled=config.disabled + tuple(names)))  # noqa: E731
+        everything = without(passes)
+        if self.diverges(everything, node):
+            self.note("compiler", "without all of them", everything.describe(node),
+                      f"they do not explain it: blame the level {config.level}")
+            return f"level {config.level}"
+        lo, hi = 0, len(passes)  # clears without passes[lo:], does not without passes[hi:]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.diverges(without(passes[mid:]), node):
+                hi = mid
             else:
-                pool = half
-        culprit = pool[0]
-        alone = self.observe(config.but(disabled=config.disabled + (culprit,)))
+                lo = mid
+        culprit = passes[lo]
+        self.note("compiler", "without the passes from one on, halving", f"clears without {', '.join(passes[lo:])}; "
+                  f"not without {', '.join(passes[hi:]) or 'none'}", f"{culprit} is the last one needed")
+        alone = without([culprit])
         if alone.run.graph_digest and alone.run.graph_digest == at.run.graph_digest:
-            self.note("compiler", f"at {alone.config}", "the same graph was compiled: the pass did not run",
-                      f"no single pass found: blame the level {config.level}")
+            self.note("compiler", f"at {alone.config}", "the same graph was compiled: the name did not turn the pass off",
+                      f"not confirmed: blame the level {config.level}")
             return f"level {config.level}"
         if self.diverges(alone, node):
             self.note("compiler", f"at {alone.config}", alone.describe(node),
-                      f"no single pass's removal clears it (passes interact): blame the level {config.level}")
+                      f"not cleared by it alone (another pass repeats it): blame the level {config.level}")
             return f"level {config.level}"
         self.note("compiler", f"at {alone.config}", alone.describe(node) + "; the compiled graph differs",
                   f"the pass {culprit} is to blame")
@@ -285,7 +296,8 @@ def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: Stack
     base = t.observe(config or stack.config)
     first = graph.first_divergent(base.judgements)
     report = Triage(stack=str(stack), config=str(base.config), first=None, blame=None, culprit="", evidence=t.evidence,
-                    runs=0, judgements=base.judgements, notes=list(base.run.notes))
+                    runs=0, judgements=base.judgements, notes=list(base.run.notes), configured=base.config,
+                    run=base.run)
     if first is None:
         t.note("where", f"run at {base.config}", _no_blame_outcome(base), "nothing to blame")
         report.runs = len(t.seen)
@@ -293,7 +305,7 @@ def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: Stack
     node = first["node"]
     t.base_blamed = {j["node"] for j in base.judgements if j["local"] is not None and j["local"].failed}
     report.first = {"node": node, "op_type": first["op_type"], "reason": first["local"].reason,
-                    "descriptor": first["local"].descriptor, "region": first["note"] if not first["captured"] else "",
+                    "descriptor": first["local"].descriptor, "region": list(first["region"]),
                     "accumulated_max_rel": _finite(first["accumulated_max_rel"])}
     t.note("where", f"run at {base.config}", base.describe(node), f"'{node}' is the node to explain")
     compiler = t.compiler(base, node)
@@ -343,7 +355,7 @@ def random_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
         if None in dims:
             raise ValueError(f"graph input '{vi.name}' has a symbolic dimension: give its values (--inputs)")
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
-        if dtype.kind == "f":
+        if dtype.kind == "f" or "float" in dtype.name:  # bfloat16 and the fp8 types are ml_dtypes' (kind V)
             out[vi.name] = rng.standard_normal(dims).astype(dtype)
         elif dtype.kind in "iu":
             out[vi.name] = rng.integers(0, 8, dims).astype(dtype)

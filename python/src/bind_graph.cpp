@@ -140,6 +140,18 @@ void bind_graph(nb::module_& m) {
     return std::make_pair(tuples_of(graph::arrays_of(as_run)), run.ran_on);
   }, nb::arg("model"), nb::arg("inputs"), nb::arg("backend"),
         "the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node");
+  m.def("graph_node_case", [](const graph::model& g, const std::string& node, const std::vector<array_tuple>& values) {
+    const graph::node_case c = graph::case_of_node(g, node, values_of(values));
+    const auto packed = [](const std::vector<std::pair<std::string, graph::value>>& operands) {
+      nb::list out;
+      for (const auto& [name, v] : operands)
+        out.append(nb::make_tuple(name, std::string(to_string(v.type)), v.shape,
+                                  nb::bytes(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(double))));
+      return out;
+    };
+    return nb::make_tuple(c.prob.to_string(), packed(c.inputs), packed(c.outputs));
+  }, nb::arg("model"), nb::arg("node"), nb::arg("values"),
+        "a node as its op-level case: (descriptor, inputs, outputs), each operand (name, opval type, shape, f64 bytes)");
   m.def("judge_graph_nodes", [](const graph::model& g, const std::vector<array_tuple>& inputs,
                                 const std::vector<array_tuple>& captured, const run_options& o) {
     const std::vector<array_data> arrays = arrays_from(inputs);
@@ -161,6 +173,7 @@ void bind_graph(nb::module_& m) {
       d["accumulated_max_rel"] = j.accumulated_max_rel;
       d["local"] = j.local ? nb::cast(std::move(*j.local)) : nb::none();
       d["note"] = j.note;
+      d["region"] = j.region;
       out.append(d);
     }
     return out;

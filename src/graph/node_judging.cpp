@@ -121,7 +121,9 @@ void judge_with_its_region(const model& m, std::size_t k, const reference_run& i
   const region_verdict r = judge_region(
       m, k, [&](const std::string& name) { return input_value(m, name, captured, ideal); }, got, o);
   j.note = r.note;
-  if (r.judged) j.local = node_verdict(n, r.failed ? state::failed : state::passed, r.reason);
+  if (!r.judged) return;
+  j.local = node_verdict(n, r.failed ? state::failed : state::passed, r.reason);
+  j.region = r.nodes;
 }
 
 // Node k of the model from what the stack gave: the values it read and wrote, the accumulated
@@ -173,8 +175,14 @@ node_judgement judge_node(const model& m, std::size_t k, const reference_run& id
 
 std::vector<node_judgement> judge_nodes(const model& m, const reference_run& ideal, const value_map& captured,
                                         const run_options& o) {
+  // A stack's value is of the model's tensor, whatever array type carried it (opval's own
+  // backends hand back float64 arrays): its type is the model's, so each node is judged under
+  // the contract the model gives it.
+  value_map typed = captured;
+  for (auto& [name, v] : typed)
+    if (const auto it = ideal.values.find(name); it != ideal.values.end()) v.type = it->second.type;
   std::vector<node_judgement> out;
-  for (std::size_t k = 0; k < m.nodes.size(); ++k) out.push_back(judge_node(m, k, ideal, captured, o));
+  for (std::size_t k = 0; k < m.nodes.size(); ++k) out.push_back(judge_node(m, k, ideal, typed, o));
   return out;
 }
 

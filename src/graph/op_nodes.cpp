@@ -254,6 +254,7 @@ std::optional<op_call> unary(const node_context& c, std::string_view op, std::ve
 
 std::optional<op_call> relu(const node_context& c) { return unary(c, "relu"); }
 std::optional<op_call> tanh_op(const node_context& c) { return unary(c, "tanh"); }
+std::optional<op_call> erf_op(const node_context& c) { return unary(c, "erf"); }
 std::optional<op_call> gelu(const node_context& c) {
   const std::string approximate = c.text("approximate", "none");
   if (approximate != "none" && approximate != "tanh") c.fail(fmt::format("approximate={} is neither none nor tanh", approximate));
@@ -287,7 +288,9 @@ std::optional<op_call> binary(const node_context& c, std::string_view op, bool n
   if (!is_float(a.type)) {
     if (b.type != a.type) c.fail(fmt::format("A is {} and B is {}", to_string(a.type), to_string(b.type)));
     return exact_elementwise(a, b, [&](std::int64_t x, std::int64_t y) {
-      return static_cast<double>(op == "mul" ? x * y : negate_b ? x - y : x + y);
+      if (op == "div" && y == 0) c.fail("an integer division by zero");
+      // Integer division truncates toward zero, as ONNX Runtime's and C++'s.
+      return static_cast<double>(op == "div" ? x / y : op == "mul" ? x * y : negate_b ? x - y : x + y);
     });
   }
   if (negate_b)  // a - b = a + (-b), rounded alike: negation is exact
@@ -299,6 +302,7 @@ std::optional<op_call> binary(const node_context& c, std::string_view op, bool n
 std::optional<op_call> add(const node_context& c) { return binary(c, "add", false); }
 std::optional<op_call> sub(const node_context& c) { return binary(c, "add", true); }
 std::optional<op_call> mul(const node_context& c) { return binary(c, "mul", false); }
+std::optional<op_call> div_op(const node_context& c) { return binary(c, "div", false); }
 
 // Softmax and LogSoftmax: one axis from opset 13; before it, the input seen as a matrix
 // [prod(shape[:axis]), prod(shape[axis:])] normalized along its rows.
@@ -477,10 +481,12 @@ const std::vector<mapped_op>& mapped_ops() {
       {"GlobalAveragePool", "global_avg_pool", global_average_pool},
       {"Relu", "relu", relu},
       {"Tanh", "tanh", tanh_op},
+      {"Erf", "erf", erf_op},
       {"Gelu", "gelu", gelu},
       {"Add", "add", add},
       {"Sub", "add", sub},
       {"Mul", "mul", mul},
+      {"Div", "div", div_op},
       {"Softmax", "softmax", softmax},
       {"LogSoftmax", "log_softmax", log_softmax},
       {"LayerNormalization", "layer_norm", layer_normalization},

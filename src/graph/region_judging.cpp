@@ -240,6 +240,7 @@ region_verdict judge_region(const model& m, std::size_t k, const stack_value_fn&
   }
   compare(m.nodes[k], got, ideal, region_bounds(m, r, stack_value, ideal, o), v);
   v.judged = true;
+  for (std::size_t i : r.nodes) v.nodes.push_back(m.nodes[i].name);
   v.note = fmt::format("judged with the nodes a fused node of the stack hides: the region {} recomputed from the values "
                        "the stack gave it", names_of(m, r));
   return v;

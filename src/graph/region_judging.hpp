@@ -21,6 +21,7 @@ struct region_verdict {
   bool failed = false;
   std::string reason;
   std::string note;
+  std::vector<std::string> nodes;  ///< the region's nodes in execution order, node k last
 };
 
 /// Node `k` of `m` together with the nodes before it whose outputs the stack hides (recursively,

@@ -2,6 +2,8 @@
 // the outputs' summary and every value saved to an .npz that reads back exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstring>
@@ -30,9 +32,9 @@ class GraphCli : public ::testing::Test {
     b.input("x", {2, 2}).floats("w", {2, 2}, {1, 2, 3, 4}).output("y");
     b.node("MatMul", {"x", "w"}, {"h"}, "mm");
     b.node("Transpose", {"h"}, {"t"}, "tr");
-    b.node("Erf", {"t"}, {"e"}, "erf");
+    b.node("Sqrt", {"t"}, {"e"}, "sqrt");
     b.node("Relu", {"t"}, {"y"}, "relu");
-    std::ofstream(dir_ / "with_erf.onnx", std::ios::binary) << b.bytes();
+    std::ofstream(dir_ / "with_sqrt.onnx", std::ios::binary) << b.bytes();
     testing::model_builder ok(17);
     ok.input("x", {2, 2}).floats("w", {2, 2}, {1, 2, 3, 4}).output("y");
     ok.node("MatMul", {"x", "w"}, {"h"}, "mm");
@@ -49,12 +51,12 @@ class GraphCli : public ::testing::Test {
 };
 
 TEST_F(GraphCli, InfoListsEachNodeAndWhatItBecomes) {
-  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "info", "with_erf.onnx"});
+  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "info", "with_sqrt.onnx"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("mm"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("matmul"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("opval maps no op to ONNX's Erf"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nodes: 2 op, 1 structural, 1 unsupported (Erf)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("opval maps no op to ONNX's Sqrt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nodes: 2 op, 1 structural, 1 unsupported (Sqrt)"), std::string::npos) << r.out;
 }
 
 TEST_F(GraphCli, ReferenceSavesEveryValueExactly) {
@@ -79,10 +81,32 @@ TEST_F(GraphCli, ReferenceSavesEveryValueExactly) {
 
 TEST_F(GraphCli, AnUnsupportedNodeIsOneErrorLineNamingIt) {
   const testing::cli_result r =
-      testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "reference", "with_erf.onnx", "--inputs", "in.npz"});
+      testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "reference", "with_sqrt.onnx", "--inputs", "in.npz"});
   EXPECT_EQ(r.code, 2);
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-  EXPECT_NE(r.err.find("node 'erf' (Erf): opval maps no op to ONNX's Erf"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("node 'sqrt' (Sqrt): opval maps no op to ONNX's Sqrt"), std::string::npos) << r.err;
+}
+
+// `opval graph run|triage` run the stacks through the Python layer (tools/opval/python_commands.hpp).
+TEST_F(GraphCli, RunAndTriageWithoutThePythonLayerSayWhatIsMissingInOneLine) {
+  ::setenv("OPVAL_PYTHON", "/nonexistent/python3", 1);
+  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "triage", "model.onnx"});
+  ::unsetenv("OPVAL_PYTHON");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.find("opval: error: opval graph triage runs through opval's Python layer"), 0u) << r.err;
+  EXPECT_NE(r.err.find("OPVAL_PYTHON"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(GraphCli, RunGoesThroughTheProjectsPythonLayer) {
+  const fs::path venv_python = fs::path(OPVAL_SOURCE_DIR) / ".venv" / "bin" / "python";
+  if (!fs::exists(venv_python)) GTEST_SKIP() << "no " << venv_python << " (scripts/setup makes it)";
+  ::setenv("OPVAL_PYTHON", venv_python.c_str(), 1);
+  const testing::cli_result r =
+      testing::run_cli(OPVAL_CLI_PATH, dir_, {"graph", "run", "model.onnx", "--stack", "sim", "--inputs", "in.npz"});
+  ::unsetenv("OPVAL_PYTHON");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 of 2 nodes judged alone; no node blamed"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -145,5 +145,20 @@ TEST(GraphJudging, ARegionCarryingAHiddenValueThroughANonElementwiseOpIsNotJudge
   EXPECT_NE(js[4].note.find("through 'softmax'"), std::string::npos) << js[4].note;
 }
 
+TEST(GraphJudging, ANodeBecomesTheOpLevelCaseThatReplaysIt) {
+  const graph::model m = small_mlp();
+  const auto sim = make_backend("sim");
+  const graph::backend_run run = graph::run_on_backend(m, inputs(), *sim);
+  const graph::node_case c = graph::case_of_node(m, "fc", run.values);
+  EXPECT_EQ(c.prob.to_string(), "matmul m=4 n=8 k=8 dt=f32:f32:f32");
+  ASSERT_EQ(c.inputs.size(), 2u);
+  EXPECT_EQ(c.inputs[0].first, "A");
+  EXPECT_EQ(c.inputs[0].second.shape, (dims{4, 8}));
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0].second.data, run.values.at("h").data);
+  EXPECT_THROW(graph::case_of_node(m, "reshape", run.values), error);  // structural: no op-level case
+  EXPECT_THROW(graph::case_of_node(m, "no_such_node", run.values), error);
+}
+
 }  // namespace
 }  // namespace opval

@@ -211,6 +211,30 @@ def test_a_fault_inside_a_fusion_is_blamed_on_the_region_and_bisected_to_its_pas
     assert not relu0["captured"] and relu0["local"].state == "PASSED" and "fc0, bias0, relu0" in relu0["note"]
 
 
+def test_onnx_runtime_approximating_an_erf_gelu_is_blamed_on_its_pass():
+    """A real compiler fault: ONNX Runtime's optimization.enable_gelu_approximation turns the
+    exact gelu chain (Div, Erf, Add, Mul, Mul at opset 17), which GeluFusionL2 fuses to Gelu,
+    into FastGelu (tanh form). The fused region is blamed, and of the passes that fired the
+    approximation — not the fusion it builds on — is named."""
+    model, inputs = transformer_block(np.float32, gelu="erf_chain")
+    stack = OrtStack(session_config={"optimization.enable_gelu_approximation": "1"})
+    assert "GeluApproximation" in stack.fired_passes(model, "all")
+    report = triage.triage(model, inputs, stack)
+    assert report.first["node"] == "gelu" and report.first["region"] == ["gelu_div", "gelu_erf", "gelu_add", "gelu_mul", "gelu"]
+    assert report.blame == "compiler" and report.culprit == "pass GeluApproximation at level extended", report.markdown()
+    assert report.runs <= 12
+
+
+@pytest.mark.parametrize("level", graph_stacks.ORT_LEVELS)
+def test_onnx_runtime_fusing_an_erf_gelu_exactly_blames_nothing(level):
+    model, inputs = transformer_block(np.float32, gelu="erf_chain")
+    run = graph_stacks.ort_run(model, inputs, level=level)
+    judgements = graph.judge(model, inputs, run.captured)
+    assert _blamed(judgements) == []
+    gelu = next(j for j in judgements if j["node"] == "gelu")
+    assert gelu["local"] is not None and (gelu["captured"] or "region" in gelu["note"])
+
+
 # The node of each model that each fault is planted in, and the matmul's (m, n, k).
 _FAULTY_MATMUL = {"mlp": ("fc1", (8, 64, 64)), "cnn": ("fc", (2, 10, 16)), "transformer_block": ("ff_down", (16, 32, 64))}
 _REWRITES = {"mlp": ("head", "GemmScaleFolding", _gemm_scale_misfolded("head")),
@@ -299,6 +323,14 @@ def test_graph_run_and_triage_from_the_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "no node is blamed" in done.stdout and "run 1: ort at extended" in done.stderr
     assert (tmp_path / "t.md").read_text() == done.stdout
+    model, inputs = transformer_block(np.float32, gelu="erf_chain")
+    onnx.save(model, tmp_path / "erf_gelu.onnx")
+    done = _opval_cli("graph", "triage", str(tmp_path / "erf_gelu.onnx"), "--ort-config",
+                      "optimization.enable_gelu_approximation=1", "--quiet", "--jsonl", str(tmp_path / "t.jsonl"))
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    assert "blame: compiler (pass GeluApproximation at level extended)" in done.stdout
+    verdict = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[-1])
+    assert verdict["blame"] == "compiler" and verdict["first"]["node"] == "gelu"
 
 
 @pytest.mark.parametrize("args,message", [
@@ -307,6 +339,8 @@ def test_graph_run_and_triage_from_the_command_line(tmp_path):
     (["graph", "run", "{good}", "--stack", "no_such_backend"], "no_such_backend"),
     (["graph", "triage", "{good}", "--stack", "ort:all,sim"], "one --stack"),
     (["graph", "run", "{good}", "--inputs", "{bad}"], "give an .npz"),
+    (["graph", "run", "{good}", "--ort-config", "no_equals_sign"], "KEY=VALUE"),
+    (["graph", "run", "{good}", "--stack", "sim", "--ort-config", "a=1"], "takes no options"),
 ])
 def test_graph_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     import onnx
@@ -317,3 +351,105 @@ def test_graph_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     done = _opval_cli(*[a.format(good=good, bad=bad) for a in args])
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert message in done.stderr and done.stderr.startswith("opval: error: ")
+
+
+# -- the reproducer and the hand-off bundle ----------------------------------------------------
+
+from opval import reproducer  # noqa: E402
+
+
+def test_the_reproducer_of_a_fused_region_is_its_nodes_alone_and_fails_the_same_way(tmp_path):
+    import onnx
+    import tarfile
+
+    model, inputs = transformer_block(np.float32, gelu="erf_chain")
+    stack = OrtStack(session_config={"optimization.enable_gelu_approximation": "1"})
+    report = triage.triage(model, inputs, stack)
+    repro = reproducer.reproduce(model, inputs, stack, report, tmp_path / "repro")
+    assert repro.reproduced and repro.nodes == ["gelu_div", "gelu_erf", "gelu_add", "gelu_mul", "gelu"]
+    cut = onnx.load(tmp_path / "repro" / "repro.onnx")
+    assert [n.name for n in cut.graph.node] == repro.nodes and [i.name for i in cut.graph.input] == ["ff_bias"]
+    # The cut alone is triaged to the same pass: a regression test for the compiler team.
+    again = triage.triage(cut, dict(np.load(tmp_path / "repro" / "inputs.npz")), stack)
+    assert again.first["node"] == "gelu" and again.culprit == report.culprit
+    assert "--ort-config optimization.enable_gelu_approximation=1" in repro.commands[0]
+    with tarfile.open(repro.archive) as bundle:
+        names = {Path(n).name for n in bundle.getnames()}
+    assert {"repro.onnx", "inputs.npz", "expected.npz", "actual.npz", "triage.md", "evidence.jsonl",
+            "environment.json", "README.md"} <= names
+    assert "fails the same way" in (tmp_path / "repro" / "README.md").read_text()
+
+
+def test_the_reproducer_of_a_kernel_fault_is_an_op_level_case_opval_judge_replays(tmp_path):
+    model, inputs = mlp(np.float32)
+    stack = _DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True)
+    report = triage.triage(model, inputs, stack)
+    repro = reproducer.reproduce(model, inputs, stack, report, tmp_path / "repro", archive=False)
+    assert repro.reproduced and repro.nodes == ["fc1"] and repro.archive is None
+    folder = tmp_path / "repro"
+    descriptor = (folder / "case.txt").read_text().strip()
+    assert descriptor == "matmul m=8 n=64 k=64 dt=f32:f32:f32"
+    replay = opval.judge(descriptor, inputs=folder / "case_inputs.npz", outputs=folder / "case_outputs.npz")
+    assert replay.failed and "beyond the bound" in replay.reason
+    assert any(c.startswith("opval judge ") for c in repro.commands)
+
+
+def test_a_cut_that_does_not_fail_alone_says_so():
+    """A stack whose fault shows on the whole model only (its wrong kernel is dispatched only
+    in a graph of more than one node): the cut passes, and the reproducer says it is not one."""
+    model, inputs = mlp(np.float32)
+
+    class _WholeModelOnly(_DispatchingStack):
+        def run(self, model, inputs, config):  # wrong only when run on the full model
+            return super().run(model, inputs, config) if len(model.graph.node) > 1 else \
+                _DispatchingStack.run(self._correct, model, inputs, config)
+
+    stack = _WholeModelOnly(_FAULTY_MATMUL["mlp"][1], always=True)
+    stack._correct = _DispatchingStack((0, 0, 0))
+    report = triage.triage(model, inputs, stack)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repro = reproducer.reproduce(model, inputs, stack, report, Path(tmp) / "r", archive=False)
+        assert not repro.reproduced
+        assert "does not fail the same way" in (Path(tmp) / "r" / "README.md").read_text()
+
+
+def test_graph_triage_writes_the_reproducer_from_the_command_line(tmp_path):
+    import onnx
+
+    model, _ = transformer_block(np.float32, gelu="erf_chain")
+    onnx.save(model, tmp_path / "block.onnx")
+    done = _opval_cli("graph", "triage", str(tmp_path / "block.onnx"), "--quiet", "--ort-config",
+                      "optimization.enable_gelu_approximation=1", "--reproducer", str(tmp_path / "repro"))
+    assert done.returncode == 1, done.stderr
+    assert "reproducer: " in done.stdout and "fails the same way" in done.stdout
+    assert (tmp_path / "repro.tar.gz").exists() and (tmp_path / "repro" / "repro.onnx").exists()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"], ids=["f16", "bf16"])
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_correct_stacks_in_half_precision_blame_nothing(build, dtype):
+    """f16 and bf16 models: each node's contract is its tensors' type (f16:f32:f16, ...), so
+    half-precision rounding is explained, not blamed; ONNX Runtime's CPU provider runs the f16
+    models (it has no bf16 kernels for these ops: it is not asked to)."""
+    import ml_dtypes
+
+    model, inputs = build(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    stacks = [graph_stacks.BackendStack("sim")] + ([OrtStack(), OrtStack(StackConfig(level="disable_all"))]
+                                                   if dtype is np.float16 else [])
+    for stack in stacks:
+        report = triage.triage(model, inputs, stack)
+        assert report.first is None, report.markdown()
+        worst = max(j["accumulated_max_rel"] for j in report.judgements)
+        assert worst > 1e-4  # half precision's error, accumulated and explained
+
+
+def test_a_stack_refusing_the_model_is_one_error_line(tmp_path):
+    import ml_dtypes
+    import onnx
+
+    onnx.save(mlp(ml_dtypes.bfloat16)[0], tmp_path / "mlp_bf16.onnx")
+    done = _opval_cli("graph", "run", str(tmp_path / "mlp_bf16.onnx"), "--stack", "ort:all")
+    assert done.returncode == 2 and done.stderr.startswith("opval: error: the stack failed: ")
+    assert len(done.stderr.strip().splitlines()) == 1 and "bfloat16" not in done.stdout

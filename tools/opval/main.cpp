@@ -24,6 +24,7 @@
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
 #include "opval/graph.hpp"
+#include "python_commands.hpp"
 #include "core/isolation.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
@@ -219,10 +220,16 @@ int opval_main(int argc, char** argv) {
   std::vector<std::string> graph_inputs;
   bool graph_verbose = false;
   CLI::App* graph = app.add_subcommand(
-      "graph", "models as graphs of opval ops (docs/GRAPH.md): what opval makes of each node, the fp64 graph reference");
+      "graph", "models as graphs of opval ops (docs/GRAPH.md): what opval makes of each node, the fp64 graph reference, "
+               "stacks judged node by node, triage");
   graph->require_subcommand(1);
   CLI::App* graph_info = graph->add_subcommand("info", "each node of an ONNX model: op type, and the opval op it becomes or why none");
   graph_info->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
+  // Listed for --help; run by the Python layer before parsing (python_commands.hpp).
+  graph->add_subcommand("run", "run a model on stacks (ONNX Runtime, opval's backends) and judge each node alone on "
+                               "the inputs the stack gave it: python -m opval graph run --help");
+  graph->add_subcommand("triage", "the first node that goes wrong beyond what its inputs explain, and whether the "
+                                  "compiler, the runtime or its kernel is to blame: python -m opval graph triage --help");
   CLI::App* graph_reference = graph->add_subcommand(
       "reference", "run the fp64 graph reference (opval's fp64 op references, node by node) on given inputs");
   graph_reference->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
@@ -241,9 +248,11 @@ int opval_main(int argc, char** argv) {
   const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "graph"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
     return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench graph)", argv[1]))));
+  if (cli::runs_in_python(argc, argv)) return cli::run_in_python(argc, argv);
   if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
       !std::set<std::string>{"info", "reference"}.contains(argv[2]))
-    return bad_input(error_line(error(fmt::format("unknown graph command '{}' (known: info reference)", argv[2]))));
+    return bad_input(
+        error_line(error(fmt::format("unknown graph command '{}' (known: info reference run triage)", argv[2]))));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

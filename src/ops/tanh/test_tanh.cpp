@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/common_eltwise/eltwise_math.hpp"
+#include "ops/eltwise_testing.hpp"
 #include "ops/op_testing.hpp"
 
 namespace {
@@ -20,17 +21,7 @@ namespace ot = opval::testing;
 using ot::expect_fails;
 using ot::function_backend;
 
-/// A kernel computing y = f(x) per element in the contract's acc (each step rounded there),
-/// then storing y to dst.
-ot::kernel_fn elementwise_kernel(std::function<double(double, const ops::eltwise::acc_steps&)> f) {
-  return [f](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    const ops::eltwise::acc_steps s(p.dt);
-    const std::vector<double> x = in[0].to_vector();
-    std::vector<double> y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = s.store(f(s.load(x[i]), s));
-    out[0].assign(y);
-  };
-}
+using ot::elementwise_kernel;
 
 TEST(tanh, special_values) {
   const problem p = parse_problem("tanh shape=6 dt=f32");
@@ -85,18 +76,9 @@ TEST(tanh, expm1_kernel_passes) {
 // direction, computed in acc: the bound must hold (soundness with a 2-ulp tanhf).
 TEST(tanh, worst_case_ulp_kernels_pass) {
   for (double dir : {-1.0, 1.0}) {
-    function_backend b("tanh off by the claimed ulps", [dir](const problem& p, std::span<const tensor> in,
-                                                             std::span<tensor> out) {
-      const ops::eltwise::acc_steps s(p.dt);
-      const std::vector<double> x = in[0].to_vector();
-      std::vector<double> y(x.size());
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        const double xa = s.load(x[i]);
-        const double t = std::tanh(xa);
-        y[i] = s.store(std::isfinite(xa) ? round_to(p.dt.acc, t + dir * (p.dt.ulps.tanh - 0.5) * ulp(p.dt.acc, t)) : t);
-      }
-      out[0].assign(y);
-    });
+    function_backend b("tanh off by the claimed ulps",
+                       ot::off_by_claimed_ulps([](double x) { return std::tanh(x); },
+                                               [](const problem& p) { return p.dt.ulps.tanh; }, dir));
     for (const char* dt : {"f32", "bf16:f32:bf16", "f16:f16:f16"})
       for (const char* fill : {"default", "large", "uniform", "wide"}) {
         const std::string line = std::string("tanh shape=30011 dt=") + dt + " fill=" + fill;

@@ -1,4 +1,4 @@
-// Binary elementwise ops add and mul: numpy broadcasting (scalar, row, column, outer, 4-D),
+// Binary elementwise ops add, mul and div: numpy broadcasting (scalar, row, column, outer, 4-D),
 // hand-computed values, IEEE specials, sim within bound, planted bugs (wrong broadcast
 // index, accumulation in a narrower type, truncation, zeros) and legitimate kernels.
 #include <gtest/gtest.h>
@@ -92,12 +92,15 @@ TEST(Binary, SimWithinBoundEveryContractAndPattern) {
   const char* contracts[] = {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16", "bf16xf32:f32:f32", "f32:f16:f16",
                              "f32@bf16:f32:f32"};
   const char* fills[] = {"default", "uniform", "wide", "large", "special", "exact", "cancel"};
-  for (const char* op : {"add", "mul"})
+  for (const char* op : {"add", "mul", "div"})
     for (const char* dt : contracts) {
       double worst = 0;
       for (const char* sh : shapes)
         for (const char* f : fills)
           for (const char* o : {"", " acc_round=rz", " denorm=ftz", " dst_round=rz"}) {
+            // A quotient by a subnormal overflows to Inf where the reference is finite: the
+            // compare's overflow rule expects that (SuitesPassUnderSim runs fill=special).
+            if (std::string(op) == "div" && std::string(f) == "special") continue;
             const std::string line = std::string(op) + " " + sh + " dt=" + dt + " fill=" + f + o;
             const double r = worst_ratio(run_direct(parse_problem(line), 11));
             EXPECT_LE(r, 1.0) << line;
@@ -134,6 +137,38 @@ TEST(Binary, LegitimateKernelsPass) {
     }
 }
 
+TEST(Binary, DivisionHandComputedAndIeee) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto d = on_values("div", {1, -2, 0, 3, 0, 7}, {3}, {4, 0, 0});
+  EXPECT_EQ(d.ref[0].at(0), 0.25);
+  EXPECT_EQ(d.ref[0].at(1), -inf);  // x / 0 = +-Inf
+  EXPECT_TRUE(std::isnan(d.ref[0].at(2)));  // 0 / 0
+  EXPECT_EQ(d.ref[0].at(3), 0.75);
+  EXPECT_EQ(d.out[0].at(5), inf);
+  EXPECT_EQ(worst_ratio(d), 0.0);
+}
+
+TEST(Binary, DivisionLegitimateAndPlantedKernels) {
+  // Division in double, rounded once: correctly rounded, passes.
+  auto exact = pairwise("div in double", [](const problem&, double a, double b) { return a / b; });
+  // a * (1/b) in f32, rounded twice: within the bound (one rounding in acc, one to dst).
+  auto reciprocal = pairwise("a * (1/b)", [](const problem&, double a, double b) {
+    return double(float(a) * float(1.0f / float(b)));
+  });
+  // A reciprocal from bf16 (a fast approximation): far beyond.
+  auto rough = pairwise("bf16 reciprocal", [](const problem&, double a, double b) {
+    return double(float(a) * float(round_to(dtype::bf16, 1.0 / b)));
+  });
+  for (const char* sh : {"shape_a=20011 shape_b=20011", "shape_a=33x65 shape_b=65"}) {
+    auto r = run_with(std::string("div ") + sh, exact);
+    EXPECT_EQ(r.v.st, state::passed) << sh << ": " << r.v.reason;
+    r = run_with(std::string("div ") + sh + " fill=uniform", rough);
+    EXPECT_EQ(r.v.st, state::failed) << sh << ": " << r.v.reason;
+  }
+  const auto r = run_with("div shape_a=20011 shape_b=20011 fill=uniform", reciprocal);
+  EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
+}
+
 TEST(Binary, PlantedBugsFail) {
   // b read along the wrong dimension for a column broadcast.
   auto wrong_axis = pairwise("column as row", [](const problem&, double a, double b) { return a + b; }, true);
@@ -165,7 +200,7 @@ TEST(Binary, PlantedBugsFail) {
 
 TEST(Binary, SuitesPassUnderSim) {
   for (const char* tag : {"smoke", "regression"})
-    for (const char* op : {"add", "mul"}) expect_suite_passes_under_sim(tag, {op});
+    for (const char* op : {"add", "mul", "div"}) expect_suite_passes_under_sim(tag, {op});
 }
 
 }  // namespace
