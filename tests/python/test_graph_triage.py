@@ -16,6 +16,8 @@ from opval import graph, graph_stacks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
 from models import cnn, mlp, transformer_block  # noqa: E402
+from faults import (DispatchingStack, RewritingOrt, bias_misfolded, f16_accumulating_matmul,  # noqa: E402
+                    gelu_to_tanh, gemm_scale_misfolded)
 
 MODELS = [mlp, cnn, transformer_block]
 
@@ -56,22 +58,13 @@ def test_onnx_runtime_at_each_level_blames_nothing(build, level):
     assert _judged(judgements) >= 4
 
 
-def _f16_accumulating_matmul(a, b, *bias):
-    """A matmul kernel that keeps its running sums in float16 (a planted bug: the contract
-    promises float32 accumulation); a Gemm's bias is added to them in float32."""
-    acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float16)
-    for k in range(a.shape[-1]):
-        acc = (acc + (a[..., :, k:k + 1] * b[..., k:k + 1, :]).astype(np.float16)).astype(np.float16)
-    return acc.astype(np.float32) + (bias[0].astype(np.float32) if bias else np.float32(0))
-
-
 @pytest.mark.parametrize("build,node,shape", [(mlp, "fc1", (8, 64, 64)), (transformer_block, "ff_down", (16, 32, 64))],
                          ids=["mlp", "transformer_block"])
 def test_a_kernel_accumulating_in_float16_is_blamed_alone(build, node, shape):
     model, inputs = build(np.float32)
     m, n, k = shape
     kernel = opval.kernel_backend(
-        "matmul", _f16_accumulating_matmul, contracts="f32",
+        "matmul", f16_accumulating_matmul, contracts="f32",
         supports=lambda p: True if (p.get("m"), p.get("n"), p.get("k")) == (m, n, k) else "another node's shape",
         name="f16_accumulating")
     values, ran_on = graph.run_on_backend(model, inputs, kernel)
@@ -102,98 +95,11 @@ def test_onnx_runtime_passes_named_by_its_log_can_be_disabled_and_observing_chan
 
 
 # -- triage: blame the compiler, the runtime or the kernel ------------------------------------
-# The faults are planted through test-only stacks that triage sees only through the Stack
-# interface (run, fired_passes, levels, thread_choices), never inside.
+# The faults are planted through test-only stacks (examples/graph/faults.py) that triage sees
+# only through the Stack interface (run, fired_passes, levels, thread_choices), never inside.
 
 from opval import triage  # noqa: E402
-from opval.graph_stacks import OrtStack, Stack, StackConfig, StackRun  # noqa: E402
-
-
-class _RewritingOrt(OrtStack):
-    """ONNX Runtime behind one more graph pass, `pass_name`, which from level `from_level` up
-    rewrites the model with `rewrite` before ONNX Runtime compiles it (a compiler fault), and
-    is turned off like ONNX Runtime's own passes (disabled_optimizers)."""
-
-    def __init__(self, pass_name: str, rewrite, from_level: str = "extended"):
-        super().__init__()
-        self.pass_name, self.rewrite, self.from_level = pass_name, rewrite, from_level
-        self.name = f"ort+{pass_name}"
-
-    def _fires(self, level: str | None) -> bool:
-        return graph_stacks.ORT_LEVELS.index(level or "all") >= graph_stacks.ORT_LEVELS.index(self.from_level)
-
-    def run(self, model, inputs, config):
-        active = self._fires(config.level) and self.pass_name not in config.disabled
-        ort_config = config.but(disabled=tuple(p for p in config.disabled if p != self.pass_name))
-        run = super().run(self.rewrite(model) if active else model, inputs, ort_config)
-        if active:
-            run.graph_digest += f"+{self.pass_name}"
-        return run
-
-    def fired_passes(self, model, level):
-        return super().fired_passes(model, level) + ([self.pass_name] if self._fires(level) else [])
-
-
-def _gelu_to_tanh(model):
-    """The rewrite of a compiler that approximates every exact (erf) Gelu by its tanh form."""
-    import onnx
-    from onnx import helper
-
-    rewritten = onnx.ModelProto.FromString(model.SerializeToString())
-    for n in rewritten.graph.node:
-        if n.op_type == "Gelu":
-            n.attribute.append(helper.make_attribute("approximate", "tanh"))
-    return rewritten
-
-
-def _gemm_scale_misfolded(node_name: str):
-    """The rewrite of a compiler that folds a scale into Gemm `node_name` with a wrong constant
-    (alpha 1 + 2^-10)."""
-    import onnx
-    from onnx import helper
-
-    def rewrite(model):
-        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
-        node = next(n for n in rewritten.graph.node if n.name == node_name)
-        node.attribute.append(helper.make_attribute("alpha", 1.0 + 2.0 ** -10))
-        return rewritten
-    return rewrite
-
-
-class _DispatchingStack(Stack):
-    """Every op node on opval's sim backend, except that the matmul of one shape is dispatched
-    to a kernel accumulating in float16: with more than one thread only (a runtime fault), or
-    at every thread count (`always`: a kernel fault)."""
-    name = "dispatching"
-    thread_choices = (1, 2)
-
-    def __init__(self, shape, always: bool = False):
-        super().__init__()
-        m, n, k = shape
-        self.always = always
-        self.bad = opval.kernel_backend(
-            "matmul", _f16_accumulating_matmul, contracts="f32",
-            supports=lambda p: True if (p.get("m"), p.get("n"), p.get("k")) == (m, n, k) else "another node's shape",
-            name="f16_accumulating")
-
-    def run(self, model, inputs, config):
-        threads = config.threads or 2
-        values, _ = graph.run_on_backend(model, inputs, self.bad if self.always or threads > 1 else "sim")
-        return StackRun(stack=self.name, captured=values)
-
-
-def _bias_misfolded(bias: str):
-    """The rewrite of a compiler that folds the initializer `bias` into a fused MatMul + Add +
-    Relu with a relative error of 2^-10 (a fault inside the fusion)."""
-    import onnx
-    from onnx import numpy_helper
-
-    def rewrite(model):
-        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
-        t = next(t for t in rewritten.graph.initializer if t.name == bias)
-        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1 + 2.0 ** -10), bias))
-        return rewritten
-    return rewrite
+from opval.graph_stacks import OrtStack, StackConfig  # noqa: E402
 
 
 def test_a_fault_inside_a_fusion_is_blamed_on_the_region_and_bisected_to_its_pass():
@@ -201,7 +107,7 @@ def test_a_fault_inside_a_fusion_is_blamed_on_the_region_and_bisected_to_its_pas
     and bias0: relu0 is judged with them, recomputed from the fused node's inputs, against their
     bounds carried to its output; a wrongly folded bias inside is found there."""
     model, inputs = mlp(np.float32)
-    report = triage.triage(model, inputs, _RewritingOrt("BiasFolding", _bias_misfolded("b0")))
+    report = triage.triage(model, inputs, RewritingOrt("BiasFolding", bias_misfolded("b0")))
     assert report.first["node"] == "relu0", report.markdown()
     assert "fused region" in report.first["reason"]
     assert report.blame == "compiler" and report.culprit == "pass BiasFolding at level extended", report.markdown()
@@ -237,16 +143,16 @@ def test_onnx_runtime_fusing_an_erf_gelu_exactly_blames_nothing(level):
 
 # The node of each model that each fault is planted in, and the matmul's (m, n, k).
 _FAULTY_MATMUL = {"mlp": ("fc1", (8, 64, 64)), "cnn": ("fc", (2, 10, 16)), "transformer_block": ("ff_down", (16, 32, 64))}
-_REWRITES = {"mlp": ("head", "GemmScaleFolding", _gemm_scale_misfolded("head")),
-             "cnn": ("fc", "GemmScaleFolding", _gemm_scale_misfolded("fc")),
-             "transformer_block": ("gelu", "GeluTanhApproximation", _gelu_to_tanh)}
+_REWRITES = {"mlp": ("head", "GemmScaleFolding", gemm_scale_misfolded("head")),
+             "cnn": ("fc", "GemmScaleFolding", gemm_scale_misfolded("fc")),
+             "transformer_block": ("gelu", "GeluTanhApproximation", gelu_to_tanh)}
 
 
 @pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
 def test_triage_blames_the_compiler_pass_that_rewrote_a_node(build):
     model, inputs = build(np.float32)
     node, pass_name, rewrite = _REWRITES[build.__name__]
-    report = triage.triage(model, inputs, _RewritingOrt(pass_name, rewrite))
+    report = triage.triage(model, inputs, RewritingOrt(pass_name, rewrite))
     assert report.first["node"] == node, report.markdown()
     assert report.blame == "compiler" and report.culprit == f"pass {pass_name} at level extended", report.markdown()
     hypotheses = [e.hypothesis for e in report.evidence]
@@ -260,7 +166,7 @@ def test_triage_blames_the_compiler_pass_that_rewrote_a_node(build):
 def test_triage_blames_the_runtime_when_one_thread_count_dispatches_a_wrong_kernel(build):
     model, inputs = build(np.float32)
     node, shape = _FAULTY_MATMUL[build.__name__]
-    report = triage.triage(model, inputs, _DispatchingStack(shape))
+    report = triage.triage(model, inputs, DispatchingStack(shape))
     assert report.first["node"] == node, report.markdown()
     assert report.blame == "runtime" and "passes at 1" in report.culprit, report.markdown()
 
@@ -269,7 +175,7 @@ def test_triage_blames_the_runtime_when_one_thread_count_dispatches_a_wrong_kern
 def test_triage_blames_the_kernel_that_fails_in_every_configuration(build):
     model, inputs = build(np.float32)
     node, shape = _FAULTY_MATMUL[build.__name__]
-    report = triage.triage(model, inputs, _DispatchingStack(shape, always=True))
+    report = triage.triage(model, inputs, DispatchingStack(shape, always=True))
     assert report.first["node"] == node and report.blame == "kernel", report.markdown()
     assert "bound" in report.first["reason"] and "m=" in report.first["descriptor"]
     runtime = [e for e in report.evidence if e.hypothesis == "runtime"]
@@ -289,7 +195,7 @@ def test_triage_records_are_json_lines_per_node_then_the_verdict():
     import json
 
     model, inputs = mlp(np.float32)
-    report = triage.triage(model, inputs, _DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True))
+    report = triage.triage(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True))
     records = [json.loads(line) for line in report.jsonl().splitlines()]
     assert [r["record"] for r in records] == ["node"] * len(report.judgements) + ["triage"]
     assert records[-1]["blame"] == "kernel" and records[-1]["first"]["node"] == "fc1"
@@ -382,7 +288,7 @@ def test_the_reproducer_of_a_fused_region_is_its_nodes_alone_and_fails_the_same_
 
 def test_the_reproducer_of_a_kernel_fault_is_an_op_level_case_opval_judge_replays(tmp_path):
     model, inputs = mlp(np.float32)
-    stack = _DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True)
+    stack = DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True)
     report = triage.triage(model, inputs, stack)
     repro = reproducer.reproduce(model, inputs, stack, report, tmp_path / "repro", archive=False)
     assert repro.reproduced and repro.nodes == ["fc1"] and repro.archive is None
@@ -399,13 +305,13 @@ def test_a_cut_that_does_not_fail_alone_says_so():
     in a graph of more than one node): the cut passes, and the reproducer says it is not one."""
     model, inputs = mlp(np.float32)
 
-    class _WholeModelOnly(_DispatchingStack):
+    class _WholeModelOnly(DispatchingStack):
         def run(self, model, inputs, config):  # wrong only when run on the full model
             return super().run(model, inputs, config) if len(model.graph.node) > 1 else \
-                _DispatchingStack.run(self._correct, model, inputs, config)
+                DispatchingStack.run(self._correct, model, inputs, config)
 
     stack = _WholeModelOnly(_FAULTY_MATMUL["mlp"][1], always=True)
-    stack._correct = _DispatchingStack((0, 0, 0))
+    stack._correct = DispatchingStack((0, 0, 0))
     report = triage.triage(model, inputs, stack)
     import tempfile
 
@@ -453,3 +359,13 @@ def test_a_stack_refusing_the_model_is_one_error_line(tmp_path):
     done = _opval_cli("graph", "run", str(tmp_path / "mlp_bf16.onnx"), "--stack", "ort:all")
     assert done.returncode == 2 and done.stderr.startswith("opval: error: the stack failed: ")
     assert len(done.stderr.strip().splitlines()) == 1 and "bfloat16" not in done.stdout
+
+
+def test_the_demonstration_runs_every_fault_as_planted(tmp_path):
+    import subprocess
+
+    demo = Path(__file__).resolve().parents[2] / "examples" / "graph" / "triage_demo.py"
+    done = subprocess.run([sys.executable, str(demo), "--out", str(tmp_path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all as planted" in done.stdout and "WRONG" not in done.stdout
+    assert done.stdout.count("fails the same way") == 10

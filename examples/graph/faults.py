@@ -1,0 +1,113 @@
+"""Faults planted in real stacks for graph triage's tests and demonstration (docs/GRAPH.md,
+"Triage"). The stacks' own code cannot be edited, so each fault is a test-only wrapper that
+triage sees only through the Stack interface (run, fired_passes, levels, thread_choices) and
+never inside:
+
+- RewritingOrt: ONNX Runtime behind one more graph pass that rewrites the model wrongly from a
+  level up (a compiler fault), turned off by name like ONNX Runtime's own passes;
+- DispatchingStack: opval's sim backend with one matmul dispatched to a float16-accumulating
+  kernel, with more than one thread (a runtime fault) or always (a kernel fault).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import opval
+from opval import graph, graph_stacks
+from opval.graph_stacks import OrtStack, Stack, StackRun
+
+
+def f16_accumulating_matmul(a, b, *bias):
+    """A matmul kernel that keeps its running sums in float16 (a planted bug: the contract
+    promises float32 accumulation); a Gemm's bias is added to them in float32."""
+    acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float16)
+    for k in range(a.shape[-1]):
+        acc = (acc + (a[..., :, k:k + 1] * b[..., k:k + 1, :]).astype(np.float16)).astype(np.float16)
+    return acc.astype(np.float32) + (bias[0].astype(np.float32) if bias else np.float32(0))
+
+
+class RewritingOrt(OrtStack):
+    """ONNX Runtime behind one more graph pass, `pass_name`, which from level `from_level` up
+    rewrites the model with `rewrite` before ONNX Runtime compiles it (a compiler fault), and
+    is turned off like ONNX Runtime's own passes (disabled_optimizers)."""
+
+    def __init__(self, pass_name: str, rewrite, from_level: str = "extended"):
+        super().__init__()
+        self.pass_name, self.rewrite, self.from_level = pass_name, rewrite, from_level
+        self.name = f"ort+{pass_name}"
+
+    def _fires(self, level: str | None) -> bool:
+        return graph_stacks.ORT_LEVELS.index(level or "all") >= graph_stacks.ORT_LEVELS.index(self.from_level)
+
+    def run(self, model, inputs, config):
+        active = self._fires(config.level) and self.pass_name not in config.disabled
+        ort_config = config.but(disabled=tuple(p for p in config.disabled if p != self.pass_name))
+        run = super().run(self.rewrite(model) if active else model, inputs, ort_config)
+        if active:
+            run.graph_digest += f"+{self.pass_name}"
+        return run
+
+    def fired_passes(self, model, level):
+        return super().fired_passes(model, level) + ([self.pass_name] if self._fires(level) else [])
+
+
+def gelu_to_tanh(model):
+    """The rewrite of a compiler that approximates every exact (erf) Gelu by its tanh form."""
+    import onnx
+    from onnx import helper
+
+    rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+    for n in rewritten.graph.node:
+        if n.op_type == "Gelu":
+            n.attribute.append(helper.make_attribute("approximate", "tanh"))
+    return rewritten
+
+
+def gemm_scale_misfolded(node_name: str):
+    """The rewrite of a compiler that folds a scale into Gemm `node_name` with a wrong constant
+    (alpha 1 + 2^-10)."""
+    import onnx
+    from onnx import helper
+
+    def rewrite(model):
+        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+        node = next(n for n in rewritten.graph.node if n.name == node_name)
+        node.attribute.append(helper.make_attribute("alpha", 1.0 + 2.0 ** -10))
+        return rewritten
+    return rewrite
+
+
+class DispatchingStack(Stack):
+    """Every op node on opval's sim backend, except that the matmul of one shape is dispatched
+    to a kernel accumulating in float16: with more than one thread only (a runtime fault), or
+    at every thread count (`always`: a kernel fault)."""
+    name = "dispatching"
+    thread_choices = (1, 2)
+
+    def __init__(self, shape, always: bool = False):
+        super().__init__()
+        m, n, k = shape
+        self.always = always
+        self.bad = opval.kernel_backend(
+            "matmul", f16_accumulating_matmul, contracts="f32",
+            supports=lambda p: True if (p.get("m"), p.get("n"), p.get("k")) == (m, n, k) else "another node's shape",
+            name="f16_accumulating")
+
+    def run(self, model, inputs, config):
+        threads = config.threads or 2
+        values, _ = graph.run_on_backend(model, inputs, self.bad if self.always or threads > 1 else "sim")
+        return StackRun(stack=self.name, captured=values)
+
+
+def bias_misfolded(bias: str):
+    """The rewrite of a compiler that folds the initializer `bias` into a fused MatMul + Add +
+    Relu with a relative error of 2^-10 (a fault inside the fusion)."""
+    import onnx
+    from onnx import numpy_helper
+
+    def rewrite(model):
+        rewritten = onnx.ModelProto.FromString(model.SerializeToString())
+        t = next(t for t in rewritten.graph.initializer if t.name == bias)
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1 + 2.0 ** -10), bias))
+        return rewritten
+    return rewrite
