@@ -169,6 +169,10 @@ struct node_judgement {
   /// element over the node's outputs (relative: |diff| / |reference|, 0 where both are 0).
   double accumulated_max_abs = 0;
   double accumulated_max_rel = 0;
+  /// The accumulated error in units of the node's own bound at the inputs the stack gave it
+  /// (the worst element): above 1, more error reached the node than it alone may add. An op
+  /// node judged alone only.
+  std::optional<double> accumulated_over_bound;
   /// Local: the node alone on the inputs the stack gave it. An op node: judge() of its opval
   /// problem on those inputs against the stack's outputs (bound, metrics, explanation). A
   /// structural node: PASSED when the stack's outputs equal its exact reference. A stack's

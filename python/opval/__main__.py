@@ -142,6 +142,8 @@ def _add_graph_commands(commands) -> None:
                        help="an ONNX Runtime session config entry for the ort stacks, e.g. "
                        "optimization.enable_gelu_approximation=1 (repeatable)")
         c.add_argument("--jsonl", help="write one JSON record per node (and the triage's) to FILE")
+        c.add_argument("--plot", metavar="DIR", help="write the error-growth plot of each stack's run (of the "
+                       "configured run for triage) to DIR/<stack>_error_growth.png")
         if name == "triage":
             c.add_argument("--markdown", help="also write the report, the chain of evidence, to FILE")
             c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -189,6 +191,8 @@ def _graph(args: argparse.Namespace) -> int:
                     f.write(text)
             records = report.records()
             blamed = report.first is not None
+            if args.plot:
+                _plot_growth(report.judgements, report.stack, args.plot)
             if blamed and args.reproducer:
                 from .reproducer import reproduce
 
@@ -199,7 +203,7 @@ def _graph(args: argparse.Namespace) -> int:
         else:
             records, blamed = [], False
             for stack in stacks:
-                stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy)
+                stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy, args.plot)
                 records += stack_records
                 blamed |= stack_blamed
         if args.jsonl:
@@ -217,18 +221,34 @@ def _graph(args: argparse.Namespace) -> int:
     return 1 if blamed else 0
 
 
-def _graph_run_one(model, inputs, stack, policy: str) -> tuple[list[dict], bool]:
-    """One stack's run of `model`, judged and printed node by node; its JSON records."""
+def _plot_growth(judgements: list[dict], stack: str, folder: str) -> None:
+    from pathlib import Path
+
+    from .error_growth import plot
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in stack)
+    print(f"wrote {plot(judgements, Path(folder) / f'{name}_error_growth.png', f'{stack}: error growth')}")
+
+
+def _graph_run_one(model, inputs, stack, policy: str, plot_dir: str | None) -> tuple[list[dict], bool]:
+    """One stack's run of `model`, judged and printed node by node (the error-growth table, then
+    each blamed or unjudged node's reason); its JSON records."""
     from . import graph
-    from .triage import node_record
+    from .error_growth import table
+    from .triage import node_record, short_reason
 
     run = stack.run(model, inputs, stack.config)
     judgements = graph.judge(model, inputs, run.captured, policy=policy)
     print(f"{run.stack}:")
+    print(table(judgements))
     for j in judgements:
-        local = j["local"]
-        verdict = f"{local.state}{': ' + local.reason if local.failed else ''}" if local else f"not judged: {j['note']}"
-        print(f"  {j['node']:<24} {j['op_type']:<20} accumulated {j['accumulated_max_rel']:9.2e}  {verdict}")
+        if j["local"] is not None and j["local"].failed:
+            print(f"  {j['node']}: FAILED: {short_reason(j['local'].reason)}")
+        elif j["local"] is None:
+            print(f"  {j['node']}: not judged: {j['note']}")
+    if plot_dir:
+        _plot_growth(judgements, run.stack, plot_dir)
     for note in run.notes:
         print(f"  note: {note}")
     first = graph.first_divergent(judgements)

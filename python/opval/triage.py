@@ -139,6 +139,8 @@ def node_record(j: dict) -> dict:
     local = j["local"]
     return {"record": "node", "node": j["node"], "op_type": j["op_type"], "role": j["role"], "captured": j["captured"],
             "accumulated_max_abs": _finite(j["accumulated_max_abs"]), "accumulated_max_rel": _finite(j["accumulated_max_rel"]),
+            "accumulated_over_bound": None if j.get("accumulated_over_bound") is None else _finite(j["accumulated_over_bound"]),
+            "region": j.get("region", []),
             "local": None if local is None else {"state": local.state, "reason": local.reason, "descriptor": local.descriptor},
             "note": j["note"]}
 

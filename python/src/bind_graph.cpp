@@ -171,6 +171,7 @@ void bind_graph(nb::module_& m) {
       d["captured"] = j.captured;
       d["accumulated_max_abs"] = j.accumulated_max_abs;
       d["accumulated_max_rel"] = j.accumulated_max_rel;
+      d["accumulated_over_bound"] = j.accumulated_over_bound ? nb::cast(*j.accumulated_over_bound) : nb::none();
       d["local"] = j.local ? nb::cast(std::move(*j.local)) : nb::none();
       d["note"] = j.note;
       d["region"] = j.region;

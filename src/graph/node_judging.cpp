@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/output_judging.hpp"
 #include "graph/graph_value.hpp"
 #include "graph/node_context.hpp"
 #include "graph/op_nodes.hpp"
@@ -83,11 +84,39 @@ case_result exact_verdict(const node& n, const std::vector<value>& want, const s
 
 // The op node's local verdict: judge() of its problem on the stack's inputs against the stack's
 // outputs, reshaped to the problem's operands.
+// The problem's input tensors holding the call's operands.
+std::vector<tensor> input_tensors(const op_call& call) {
+  const problem& p = *call.prob;
+  const std::vector<operand> ins = p.spec().inputs(p);
+  std::vector<tensor> out;
+  for (std::size_t i = 0; i < ins.size(); ++i) out.push_back(operand_tensor(ins[i], call.operands[i]));
+  return out;
+}
+
+// The worst accumulated error of the node's outputs in units of its own bound at the inputs
+// the stack gave it: above 1, the error built up before the node exceeds what the node alone
+// may add (the error-growth view); nullopt where the bound is zero or not per element.
+std::optional<double> accumulated_over_bound(const node& n, const op_call& call, const std::vector<const value*>& got,
+                                             const reference_run& ideal, const run_options& o) {
+  const std::vector<tensor> bounds = detail::bounds_at(*call.prob, input_tensors(call), o);
+  std::optional<double> worst;
+  for (std::size_t i = 0; i < bounds.size() && i < got.size() && i < n.outputs.size(); ++i) {
+    const auto want = ideal.values.find(n.outputs[i]);
+    if (!got[i] || want == ideal.values.end() || bounds[i].numel() != static_cast<std::int64_t>(got[i]->data.size()))
+      continue;
+    for (std::size_t e = 0; e < got[i]->data.size(); ++e) {
+      const double g = got[i]->data[e], w = want->second.data[e], b = bounds[i].at(static_cast<std::int64_t>(e));
+      if (g == w || (std::isnan(g) && std::isnan(w)) || !(b > 0) || !std::isfinite(b)) continue;
+      worst = std::fmax(worst.value_or(0.0), std::isnan(g - w) ? INFINITY : std::fabs(g - w) / b);
+    }
+  }
+  return worst;
+}
+
 case_result op_verdict(const node& n, const op_call& call, const std::vector<const value*>& got, const run_options& o) {
   const problem& p = *call.prob;
-  const std::vector<operand> ins = p.spec().inputs(p), outs = p.spec().outputs(p);
-  std::vector<tensor> in_tensors, out_tensors;
-  for (std::size_t i = 0; i < ins.size(); ++i) in_tensors.push_back(operand_tensor(ins[i], call.operands[i]));
+  const std::vector<operand> outs = p.spec().outputs(p);
+  std::vector<tensor> in_tensors = input_tensors(call), out_tensors;
   for (std::size_t i = 0; i < outs.size(); ++i) {
     if (!got[i] || static_cast<std::int64_t>(got[i]->data.size()) != element_count(outs[i].shape))
       throw error(fmt::format("output '{}' has shape {}, the problem's has {}", n.outputs[i],
@@ -99,11 +128,17 @@ case_result op_verdict(const node& n, const op_call& call, const std::vector<con
 
 // The node alone on the stack's inputs.
 void judge_locally(const model& m, const node& n, const std::vector<const value*>& in,
-                   const std::vector<const value*>& got, const run_options& o, node_judgement& j) {
+                   const std::vector<const value*>& got, const reference_run& ideal, const run_options& o,
+                   node_judgement& j) {
   const node_context c(m, n, in);
   if (const mapped_op* op = find_mapped_op(n))
     if (std::optional<op_call> call = op->mapper(c)) {
-      j.local = call->prob ? op_verdict(n, *call, got, o) : exact_verdict(n, call->exact, got);
+      if (!call->prob) {
+        j.local = exact_verdict(n, call->exact, got);
+        return;
+      }
+      j.local = op_verdict(n, *call, got, o);
+      j.accumulated_over_bound = accumulated_over_bound(n, *call, got, ideal, o);
       return;
     }
   if (const structural_fn fn = find_structural(n)) {
@@ -163,7 +198,7 @@ node_judgement judge_node(const model& m, std::size_t k, const reference_run& id
     return j;
   }
   try {
-    if (missing_input.empty()) judge_locally(m, n, in, got, o, j);
+    if (missing_input.empty()) judge_locally(m, n, in, got, ideal, o, j);
     else judge_with_its_region(m, k, ideal, captured, got, o, j);
   } catch (const error& e) {
     j.note = fmt::format("not judged locally: {}", e.what());

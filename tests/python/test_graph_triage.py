@@ -369,3 +369,27 @@ def test_the_demonstration_runs_every_fault_as_planted(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all as planted" in done.stdout and "WRONG" not in done.stdout
     assert done.stdout.count("fails the same way") == 10
+
+
+def test_the_error_growth_view_shows_inherited_error_growing_and_the_blamed_node_above_its_bound(tmp_path):
+    from opval import error_growth
+
+    model, inputs = mlp(np.float32)
+    values, _ = graph.run_on_backend(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True).bad)
+    rows = {r["node"]: r for r in error_growth.rows(graph.judge(model, inputs, values))}
+    assert rows["fc1"]["local_over_bound"] > 1 and rows["fc1"]["verdict"] == "FAILED"
+    assert rows["head"]["local_over_bound"] <= 1 < rows["head"]["accumulated_over_bound"]  # inherited, not its own
+    assert rows["fc0"]["accumulated_over_bound"] <= 1
+    text = error_growth.table(graph.judge(model, inputs, values))
+    assert "acc./bound" in text and "FAILED" in text
+    path = error_growth.plot(graph.judge(model, inputs, values), tmp_path / "growth.png")
+    assert path.stat().st_size > 10_000
+
+
+def test_graph_run_prints_the_error_growth_table_and_plots_it(tmp_path):
+    import onnx
+
+    onnx.save(transformer_block(np.float32)[0], tmp_path / "block.onnx")
+    done = _opval_cli("graph", "run", str(tmp_path / "block.onnx"), "--stack", "sim", "--plot", str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    assert "acc./bound" in done.stdout and (tmp_path / "plots" / "sim_error_growth.png").exists()
