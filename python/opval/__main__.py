@@ -166,10 +166,13 @@ def _graph_inputs(args: argparse.Namespace) -> dict:
 
 
 def _ort_config(entries: list[str]) -> dict[str, str] | None:
-    pairs = [e.split("=", 1) for e in entries]
-    if any(len(p) != 2 or not p[0] for p in pairs):
-        raise ValueError(f"--ort-config takes KEY=VALUE, not '{next(e for e, p in zip(entries, pairs) if len(p) != 2 or not p[0])}'")
-    return dict(pairs) or None
+    config = {}
+    for entry in entries:
+        key, equals, value = entry.partition("=")
+        if not key or not equals:
+            raise ValueError(f"--ort-config takes KEY=VALUE, not '{entry}'")
+        config[key] = value
+    return config or None
 
 
 def _graph(args: argparse.Namespace) -> int:

@@ -113,13 +113,10 @@ def first_divergent(judgements: list[dict]) -> dict | None:
 
 
 def _typed(type_name: str, shape, data: bytes) -> np.ndarray:
-    """An operand's float64 elements as an array of its opval type (bf16 and fp8 through ml_dtypes)."""
-    import ml_dtypes
+    """An operand's float64 elements as an array of its opval type (arrays.numpy_dtype's)."""
+    from .arrays import numpy_dtype
 
-    types = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
-             "f8_e4m3": ml_dtypes.float8_e4m3fn, "f8_e5m2": ml_dtypes.float8_e5m2, "i8": np.int8, "u8": np.uint8,
-             "i32": np.int32, "i64": np.int64, "bool": np.bool_}
-    return np.frombuffer(data, dtype=np.float64).reshape(shape).astype(types[type_name])
+    return np.frombuffer(data, dtype=np.float64).reshape(shape).astype(numpy_dtype(_opval.parse_dtype(type_name)))
 
 
 def node_case(model: Any, node: str, values: Mapping[str, Any]) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:

@@ -254,13 +254,8 @@ class BackendStack(Stack):
 
     def run(self, model, inputs, config):
         values, ran_on = graph.run_on_backend(model, inputs, self.backend)
-        return StackRun(stack=self.name, outputs={n: values[n] for n in graph_output_names(model) if n in values},
+        return StackRun(stack=self.name, outputs={n: values[n] for n in graph.load(model).output_names if n in values},
                         captured=values, notes=[f"op nodes ran on: {', '.join(sorted(set(ran_on.values())))}"])
-
-
-def graph_output_names(model: Any) -> list[str]:
-    """The names of the model's graph outputs (an ONNX model as opval.graph.load takes it)."""
-    return graph.load(model).output_names
 
 
 def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> Stack:
@@ -278,7 +273,8 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     level, threads = "all", None
     for part in rest:
         if part.startswith("threads="):
-            threads = int(part.split("=", 1)[1]) if part.split("=", 1)[1].isdigit() else 0
+            count = part.partition("=")[2]
+            threads = int(count) if count.isdigit() else 0
             if threads <= 0:
                 raise ValueError(f"stack '{spec}': threads= takes a positive count")
         elif part in ORT_LEVELS:

@@ -37,14 +37,13 @@ from .triage import Triage, short_reason
 class Reproducer:
     """What reproduce() wrote and whether the cut fails as the whole model did.
 
-    nodes: the cut's nodes; reproduced: it fails with the same signature; signature: what was
-    compared; runs: runs of the stack it took; commands: how to replay it; archive: the
-    bundle (folder.tar.gz)."""
+    nodes: the cut's nodes; reproduced: it fails with the same signature (one more run of the
+    stack); signature: what was compared; commands: how to replay it; archive: the bundle
+    (folder.tar.gz)."""
     folder: Path
     nodes: list[str]
     reproduced: bool
     signature: str
-    runs: int
     commands: list[str] = field(default_factory=list)
     archive: Path | None = None
     summary: str = ""
@@ -128,6 +127,8 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
     reference's outputs of the cut), actual.npz (the stack's), for a single op node case.txt
     with case_inputs.npz and case_outputs.npz, triage.md, evidence.jsonl, environment.json and
     README.md (the summary and the commands), then folder.tar.gz."""
+    import onnx
+
     if report.first is None or report.run is None:
         raise ValueError("the triage blamed no node: there is nothing to reproduce")
     out = Path(folder)
@@ -135,7 +136,7 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
     node = report.first["node"]
     nodes = report.first["region"] or [node]
     reference = graph.reference(model, inputs, given=report.run.captured)
-    values = {**reference.values, **{k: v for k, v in inputs.items()}, **report.run.captured}
+    values = {**reference.values, **inputs, **report.run.captured}
     cut_model, cut_inputs = cut(model, nodes, values)
     run = stack.run(cut_model, cut_inputs, report.configured)
     judged = graph.judge(cut_model, cut_inputs, run.captured)
@@ -143,8 +144,6 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
     theirs = next(j for j in report.judgements if j["node"] == node)
     reproduced = _signature(mine) == _signature(theirs)
     signature = _signature(theirs) + f" at {report.config}"
-    import onnx
-
     onnx.save(cut_model, out / "repro.onnx")
     np.savez(out / "inputs.npz", **cut_inputs)
     ideal = graph.reference(cut_model, cut_inputs)
@@ -177,7 +176,7 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
                   (out / "case.txt").exists() else "")
                + "triage.md (the chain of evidence), evidence.jsonl, environment.json.\n")
     (out / "README.md").write_text(summary)
-    repro = Reproducer(folder=out, nodes=list(nodes), reproduced=reproduced, signature=signature, runs=1,
+    repro = Reproducer(folder=out, nodes=list(nodes), reproduced=reproduced, signature=signature,
                        commands=commands, summary=summary)
     if archive:
         repro.archive = Path(shutil.make_archive(str(out), "gztar", root_dir=out.parent, base_dir=out.name))

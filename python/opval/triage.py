@@ -45,11 +45,6 @@ class Observation:
     def judgement(self, node: str) -> dict | None:
         return next((j for j in self.judgements if j["node"] == node), None)
 
-    def fails(self, node: str) -> bool:
-        """Whether `node` fails locally here: the divergence's signature."""
-        j = self.judgement(node)
-        return j is not None and j["local"] is not None and j["local"].failed
-
     def describe(self, node: str) -> str:
         """What this run says of `node`, and of the first blamed node if it is another."""
         j = self.judgement(node)
@@ -176,8 +171,8 @@ class _Triager:
         j = obs.judgement(node)
         if j is None or j["local"] is None or j["local"].failed:
             return True
-        return any(j["local"] is not None and j["local"].failed and j["node"] not in self.base_blamed
-                   for j in obs.judgements)
+        return any(other["local"] is not None and other["local"].failed and other["node"] not in self.base_blamed
+                   for other in obs.judgements)
 
     def note(self, hypothesis: str, experiment: str, outcome: str, conclusion: str) -> None:
         self.evidence.append(Evidence(hypothesis, experiment, outcome, conclusion))
@@ -263,9 +258,9 @@ class _Triager:
         passing = []
         for threads in choices:
             tried = self.observe(base.config.but(threads=threads))
-            self.note("runtime", f"rerun at {tried.config}", tried.describe(node),
-                      "implicated" if not self.diverges(tried, node) else "same failure")
-            if not self.diverges(tried, node):
+            cleared = not self.diverges(tried, node)
+            self.note("runtime", f"rerun at {tried.config}", tried.describe(node), "implicated" if cleared else "same failure")
+            if cleared:
                 passing.append(threads)
         if not passing:
             return None

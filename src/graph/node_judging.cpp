@@ -82,17 +82,6 @@ case_result exact_verdict(const node& n, const std::vector<value>& want, const s
   return node_verdict(n, state::passed, "");
 }
 
-// The op node's local verdict: judge() of its problem on the stack's inputs against the stack's
-// outputs, reshaped to the problem's operands.
-// The problem's input tensors holding the call's operands.
-std::vector<tensor> input_tensors(const op_call& call) {
-  const problem& p = *call.prob;
-  const std::vector<operand> ins = p.spec().inputs(p);
-  std::vector<tensor> out;
-  for (std::size_t i = 0; i < ins.size(); ++i) out.push_back(operand_tensor(ins[i], call.operands[i]));
-  return out;
-}
-
 // The worst accumulated error of the node's outputs in units of its own bound at the inputs
 // the stack gave it: above 1, the error built up before the node exceeds what the node alone
 // may add (the error-growth view); nullopt where the bound is zero or not per element.
@@ -113,6 +102,8 @@ std::optional<double> accumulated_over_bound(const node& n, const op_call& call,
   return worst;
 }
 
+// The op node's local verdict: judge() of its problem on the stack's inputs against the stack's
+// outputs, reshaped to the problem's operands.
 case_result op_verdict(const node& n, const op_call& call, const std::vector<const value*>& got, const run_options& o) {
   const problem& p = *call.prob;
   const std::vector<operand> outs = p.spec().outputs(p);

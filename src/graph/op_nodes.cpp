@@ -501,6 +501,17 @@ const std::vector<mapped_op>& mapped_ops() {
   return table;
 }
 
+std::vector<tensor> input_tensors(const op_call& call) {
+  const problem& p = *call.prob;
+  const std::vector<operand> ins = p.spec().inputs(p);
+  std::vector<tensor> out;
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    out.emplace_back(ins[i].type, ins[i].shape);
+    out.back().assign(call.operands[i].data);
+  }
+  return out;
+}
+
 const mapped_op* find_mapped_op(const node& n) {
   if (!n.domain.empty()) return nullptr;
   for (const mapped_op& m : mapped_ops())

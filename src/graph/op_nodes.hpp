@@ -48,6 +48,9 @@ struct mapped_op {
 };
 const mapped_op* find_mapped_op(const node& n);
 
+/// The problem's input tensors (of its operands' types and shapes) holding the call's operands.
+std::vector<tensor> input_tensors(const op_call& call);
+
 /// Every ONNX op type mapped to an opval op (for docs/GRAPH.md and `opval graph info`).
 const std::vector<mapped_op>& mapped_ops();
 

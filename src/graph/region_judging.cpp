@@ -118,16 +118,7 @@ std::vector<std::vector<double>> node_bounds(const model& m, const node& n, cons
   const mapped_op* op = find_mapped_op(n);
   const std::optional<op_call> call = op && map_node(m, n).role == node_role::op ? op->mapper(c) : std::nullopt;
   std::vector<tensor> totals;
-  if (call && call->prob) {
-    const problem& p = *call->prob;
-    std::vector<tensor> ins;
-    const std::vector<operand> operands = p.spec().inputs(p);
-    for (std::size_t i = 0; i < operands.size(); ++i) {
-      ins.emplace_back(operands[i].type, operands[i].shape);
-      ins.back().assign(call->operands[i].data);
-    }
-    totals = detail::bounds_at(p, ins, o);
-  }
+  if (call && call->prob) totals = detail::bounds_at(*call->prob, input_tensors(*call), o);
   for (std::size_t j = 0; j < n.outputs.size(); ++j) {
     const std::size_t count = n.outputs[j].empty() ? 0 : run.at(n.outputs[j]).data.size();
     std::vector<double> b(count, 0.0);
