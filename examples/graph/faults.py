@@ -5,6 +5,9 @@ never inside:
 
 - RewritingOrt: ONNX Runtime behind one more graph pass that rewrites the model wrongly from a
   level up (a compiler fault), turned off by name like ONNX Runtime's own passes;
+- inductor_pass: an Inductor custom post-grad pass (torch._inductor.config's
+  post_grad_custom_post_pass) that rewrites one pattern of the compiled graph wrongly (a
+  compiler fault of torch.compile), given to TorchCompileStack as Inductor config;
 - DispatchingStack: opval's sim backend with one matmul dispatched to a float16-accumulating
   kernel, with more than one thread (a runtime fault) or always (a kernel fault).
 """
@@ -111,3 +114,45 @@ def bias_misfolded(bias: str):
         t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1 + 2.0 ** -10), bias))
         return rewritten
     return rewrite
+
+
+def inductor_pass(name: str, rewrite):
+    """An Inductor custom post-grad pass named `name` that applies `rewrite(graph)` to the
+    compiled FX graph (a CustomGraphPass, whose uuid keeps Inductor's caches honest)."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class Rewrite(CustomGraphPass):
+        def __call__(self, g):
+            rewrite(g)
+
+        def uuid(self):
+            return name
+
+    return Rewrite()
+
+
+def variance_unbiased(g):
+    """A post-grad rewrite that gives every var_mean Bessel's correction (divides by n - 1): a
+    layer norm's variance computed as the unbiased estimate, a classic wrong rewrite (the
+    normalized values off by a factor sqrt(n / (n - 1)))."""
+    import torch
+
+    aten = torch.ops.aten
+    for node in [n for n in g.nodes if n.target is aten.var_mean.correction]:
+        node.kwargs = {**node.kwargs, "correction": 1}
+
+
+def addmm_bias_misscaled(g):
+    """A post-grad rewrite that folds a scale of 1 + 2^-9 into the bias of every addmm (a
+    Gemm's, or a MatMul + Add that Inductor fused): a wrong constant, an error of 2^-9 of the
+    bias. (Rounding the bias to bfloat16 and back would not do: Inductor drops casts inside a
+    fused kernel unless emulate_precision_casts is set.)"""
+    import torch
+
+    aten = torch.ops.aten
+    for node in [n for n in g.nodes if n.target is aten.addmm.default]:
+        bias = node.args[0]
+        with g.inserting_before(node):
+            scaled = g.call_function(aten.mul.Tensor, (bias, 1 + 2.0 ** -9))
+            scaled.meta["val"] = bias.meta["val"] * (1 + 2.0 ** -9)
+        node.args = (scaled,) + tuple(node.args[1:])

@@ -124,14 +124,15 @@ def _add_graph_commands(commands) -> None:
     g = commands.add_parser("graph", help="run an ONNX model on stacks, judging every node; triage the first "
                             "divergent node")
     sub = g.add_subparsers(dest="graph_command", required=True)
-    stacks = "ort[:LEVEL][:threads=N] (LEVEL: disable_all, basic, extended, layout, all) or an opval backend " \
-             "(sim, onednn, a plugin path)"
+    stacks = "ort[:LEVEL][:threads=N] (LEVEL: disable_all, basic, extended, layout, all), " \
+             "torch_compile[:LEVEL][:threads=N] (LEVEL: eager, aot_eager, aot_eager_decomp_partition, inductor) " \
+             "or an opval backend (sim, onednn, a plugin path)"
     for name, text in (("run", "run MODEL on each stack and judge each node alone on the inputs the stack gave it; "
                         "exit 1 when a node is blamed"),
                        ("triage", "find the first node that goes wrong beyond what its inputs explain and whether the "
                         "compiler, the runtime or a kernel is to blame; exit 1 when a node is blamed")):
         c = sub.add_parser(name, help=text, description=text)
-        c.add_argument("model", help="an ONNX model file")
+        c.add_argument("model", help="an ONNX model file, or a torch.export program saved with torch.export.save (.pt2)")
         c.add_argument("--stack", default="ort:all", help=f"{'comma-separated stacks' if name == 'run' else 'the stack'}: "
                        f"{stacks} (default ort:all)")
         c.add_argument("--inputs", help="the graph inputs as an .npz of arrays by input name (default: seeded random "
@@ -179,8 +180,13 @@ def _graph(args: argparse.Namespace) -> int:
     from . import graph, graph_stacks, triage
 
     try:
+        examples = {}
+        if str(args.model).endswith(".pt2"):  # a torch.export program: its ONNX model and example inputs
+            from .torch_export import to_onnx
+
+            args.model, examples = to_onnx(args.model)
         graph.load(args.model)  # a bad model: one clear line before any stack runs
-        inputs = _graph_inputs(args)
+        inputs = examples if examples and not args.inputs else _graph_inputs(args)
         stacks = [graph_stacks.stack_from_spec(s, _ort_config(args.ort_config)) for s in _list(args.stack)]
         if args.graph_command == "triage":
             if len(stacks) != 1:

@@ -98,12 +98,83 @@ def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str =
     reference's), local (a CaseResult: the node alone, on the inputs the stack gave it, against
     the stack's outputs; None when not judged), note (why not, or what it was judged with) and
     region (the nodes it was judged with, itself last, when a fused node of the stack hid its
-    inputs; [] otherwise). Nodes opval cannot run take
-    the stack's outputs (opaque nodes)."""
+    inputs; [] otherwise). Nodes opval cannot run take the stack's outputs (opaque nodes).
+
+    A node that fails alone on the values the stack stored for its inputs is judged again with
+    the nodes that computed them, as a fused region: a compiler that fuses a producer into its
+    consumer may keep the intermediate unrounded inside the kernel (Inductor does, unless
+    emulate_precision_casts) while storing a rounded copy for the observer, so the node did not
+    read what was stored. Passing as a region, it is not blamed, and its note says so; failing
+    there too, or with no region to form, it keeps its own failure."""
     from .check import make_options
 
+    graph_model = load(model)
     options = make_options(policy=policy, worst=worst)
-    return _opval.judge_graph_nodes(load(model), _tuples(inputs), _tuples(captured), options)
+    judgements = _opval.judge_graph_nodes(graph_model, _tuples(inputs), _tuples(captured), options)
+    return _judged_with_producers(graph_model, inputs, captured, options, judgements)
+
+
+def _judged_with_producers(graph_model, inputs: Any, captured: Mapping[str, Any], options,
+                           judgements: list[dict]) -> list[dict]:
+    """`judgements` with each failing node that passes judged as a region with the nodes that
+    computed its inputs taking that verdict (see judge): the graph judged again with those
+    inputs left out of `captured`, which makes the core judge each such node as a region."""
+    failing = {j["node"]: j for j in judgements if j["local"] is not None and j["local"].failed}
+    if not failing or not isinstance(captured, Mapping):
+        return judgements
+    nodes = {n["name"]: n for n in graph_model.nodes}
+    hidden = {name: _fused_producers_outputs(nodes, name, failing) for name in failing}
+    regional = {}
+    for batch in _compatible_batches([n for n in failing if hidden[n]], hidden, nodes):
+        dropped = set().union(*(hidden[n] for n in batch))
+        kept = {k: v for k, v in captured.items() if k not in dropped}
+        again = {j["node"]: j for j in _opval.judge_graph_nodes(graph_model, _tuples(inputs), _tuples(kept), options)}
+        regional.update({n: again[n] for n in batch})
+    out = []
+    for j in judgements:
+        r = regional.get(j["node"])
+        if r is None or r["local"] is None or r["local"].failed or not r["region"]:
+            out.append(j)
+            continue
+        stored = [i for i in nodes[j["node"]]["inputs"] if i in hidden[j["node"]]]
+        out.append({**j, "local": r["local"], "region": r["region"],
+                    "note": f"fails alone on the stored {', '.join(stored)} but passes judged with the nodes that "
+                            f"computed {'it' if len(stored) == 1 else 'them'} ({', '.join(r['region'][:-1])}): the "
+                            "stack computed it from values it kept unrounded inside a fused kernel"})
+    return out
+
+
+def _fused_producers_outputs(nodes: Mapping[str, dict], name: str, failing: Mapping[str, dict]) -> set[str]:
+    """The values node `name` may have read unrounded: its inputs computed by nodes, and, through
+    each producer that itself failed alone (a chain fused into one kernel), that producer's."""
+    producer = {o: n for n in nodes.values() for o in n["outputs"]}
+    out, pending = set(), list(nodes[name]["inputs"])
+    while pending:
+        value = pending.pop()
+        if value in out or value not in producer:
+            continue
+        out.add(value)
+        if producer[value]["name"] in failing:
+            pending.extend(producer[value]["inputs"])
+    return out
+
+
+def _compatible_batches(names: list[str], hidden: Mapping[str, set[str]], nodes: Mapping[str, dict]) -> list[list[str]]:
+    """`names` in batches judged together: no node in a batch has its own outputs left out by
+    another's (it would not be judged on them), so a chain of fused nodes takes a batch each."""
+    batches, pending = [], list(names)
+    while pending:
+        batch, dropped, outputs = [], set(), set()
+        for n in pending:
+            own = set(nodes[n]["outputs"])
+            if own & dropped or hidden[n] & outputs:
+                continue
+            batch.append(n)
+            dropped |= hidden[n]
+            outputs |= own
+        batches.append(batch)
+        pending = [n for n in pending if n not in batch]
+    return batches
 
 
 def first_divergent(judgements: list[dict]) -> dict | None:

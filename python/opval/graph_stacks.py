@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -206,6 +206,16 @@ class Stack:
         """The compiler passes that changed the graph at `level`: the candidates to bisect."""
         return []
 
+    def compiler_bisect(self, model: Any, inputs: Mapping[str, Any], config: StackConfig,
+                        clears: Callable[[StackRun], tuple[bool, str]],
+                        note: Callable[[str, str, str, str], None]) -> tuple[str | None, int] | None:
+        """The stack's own bisector of its compiler at `config.level`, for a stack that has one
+        (torch.compile's): runs it with `clears` (whether a run no longer shows the divergence,
+        and what the run says of the node) as the test, noting each experiment with `note(hypothesis, experiment, outcome,
+        conclusion)`; returns the culprit (None: not found) and the number of runs. None when the
+        stack has no bisector of its own: triage then halves the passes of fired_passes."""
+        return None
+
     def command_line(self, config: StackConfig) -> list[str] | None:
         """The `opval graph` options that run this stack in `config`; None when the command
         line cannot name it (a Stack made in Python)."""
@@ -261,24 +271,35 @@ class BackendStack(Stack):
 def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> Stack:
     """A stack from its command-line name: `ort[:LEVEL][:threads=N]` (ONNX Runtime, LEVEL one of
     ORT_LEVELS, default all; `ort_config`: its session config entries, such as
-    optimization.enable_gelu_approximation), or an opval backend (a registered name such as sim
-    or onednn, or a plugin path) running every op node it implements."""
+    optimization.enable_gelu_approximation), `torch_compile[:LEVEL][:threads=N]` (the model
+    lowered to PyTorch under torch.compile, LEVEL one of opval.torch_stack.TORCH_LEVELS, default
+    inductor), or an opval backend (a registered name such as sim or onednn, or a plugin path)
+    running every op node it implements."""
     head, *rest = spec.split(":")
-    if head != "ort":
-        if rest or ort_config:
-            raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort does)")
-        from .backends import resolve_backend
+    if head == "torch_compile":
+        from .torch_stack import TORCH_LEVELS, TorchCompileStack
 
-        return BackendStack(resolve_backend(head))
-    level, threads = "all", None
-    for part in rest:
+        return TorchCompileStack(_spec_config(spec, rest, TORCH_LEVELS))
+    if head == "ort":
+        return OrtStack(_spec_config(spec, rest, ORT_LEVELS), session_config=ort_config)
+    if rest or ort_config:
+        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort and torch_compile do)")
+    from .backends import resolve_backend
+
+    return BackendStack(resolve_backend(head))
+
+
+def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str]) -> StackConfig:
+    """A stack spec's options: one of `levels` (default the last, everything on) and threads=N."""
+    level, threads = levels[-1], None
+    for part in options:
         if part.startswith("threads="):
             count = part.partition("=")[2]
             threads = int(count) if count.isdigit() else 0
             if threads <= 0:
                 raise ValueError(f"stack '{spec}': threads= takes a positive count")
-        elif part in ORT_LEVELS:
+        elif part in levels:
             level = part
         else:
-            raise ValueError(f"stack '{spec}': unknown option '{part}' (levels: {', '.join(ORT_LEVELS)}; threads=N)")
-    return OrtStack(StackConfig(level=level, threads=threads), session_config=ort_config)
+            raise ValueError(f"stack '{spec}': unknown option '{part}' (levels: {', '.join(levels)}; threads=N)")
+    return StackConfig(level=level, threads=threads)

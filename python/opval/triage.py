@@ -154,14 +154,20 @@ class _Triager:
         self.seen: dict[StackConfig, Observation] = {}
         self.evidence: list[Evidence] = []
         self.base_blamed: set[str] = set()
+        self.bisector_runs = 0  # runs of a stack's own compiler bisector, which are not cached
 
     def observe(self, config: StackConfig) -> Observation:
         if config not in self.seen:
-            self.progress(f"run {len(self.seen) + 1}: {self.stack} at {config}")
-            run = self.stack.run(self.model, self.inputs, config)
-            self.seen[config] = Observation(config, run, graph.judge(self.model, self.inputs, run.captured,
-                                                                     policy=self.policy))
+            self.progress(f"run {self.runs + 1}: {self.stack} at {config}")
+            self.seen[config] = self.judged(config, self.stack.run(self.model, self.inputs, config))
         return self.seen[config]
+
+    @property
+    def runs(self) -> int:
+        return len(self.seen) + self.bisector_runs
+
+    def judged(self, config: StackConfig, run: StackRun) -> Observation:
+        return Observation(config, run, graph.judge(self.model, self.inputs, run.captured, policy=self.policy))
 
     def diverges(self, obs: Observation, node: str) -> bool:
         """Whether the divergence at `node` may still be there in `obs`: unless the node is
@@ -201,7 +207,17 @@ class _Triager:
         if current > 1:
             self.note("compiler", f"levels {', '.join(levels[1:lowest + 1])} in turn",
                       f"'{node}' first fails at level {levels[lowest]}", f"a pass of level {levels[lowest]}")
-        return self.bisect_passes(base.config.but(level=levels[lowest]), levels, lowest, node)
+        config = base.config.but(level=levels[lowest])
+        def clears(run: StackRun) -> tuple[bool, str]:
+            obs = self.judged(config, run)
+            return not self.diverges(obs, node), obs.describe(node)
+
+        own = self.stack.compiler_bisect(self.model, self.inputs, config, clears, self.note)
+        if own is None:
+            return self.bisect_passes(config, levels, lowest, node)
+        culprit, runs = own
+        self.bisector_runs += runs
+        return culprit or f"level {levels[lowest]}"
 
     def bisect_passes(self, config: StackConfig, levels: tuple[str, ...], lowest: int, node: str) -> str:
         """The pass of `config.level` to blame: of the passes that fired there (those new at
@@ -297,7 +313,7 @@ def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: Stack
                     run=base.run)
     if first is None:
         t.note("where", f"run at {base.config}", _no_blame_outcome(base), "nothing to blame")
-        report.runs = len(t.seen)
+        report.runs = t.runs
         return report
     node = first["node"]
     t.base_blamed = {j["node"] for j in base.judgements if j["local"] is not None and j["local"].failed}
@@ -316,7 +332,7 @@ def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: Stack
         report.blame, report.culprit = "kernel", f"the kernel of '{node}'"
     else:
         report.blame = "undetermined"
-    report.runs = len(t.seen)
+    report.runs = t.runs
     return report
 
 

@@ -71,6 +71,45 @@ bool elementwise(const model& m, const node& n, const node_context& c) {
   return dynamic_cast<const ops::eltwise::unary_spec*>(&spec) || dynamic_cast<const ops::eltwise::binary_spec*>(&spec);
 }
 
+// A row normalizer — softmax or log_softmax — as the region's last node: the fused consumer
+// of an elementwise producer (a scale, a mask). Its problem's shape and axis give the rows.
+struct row_normalizer {
+  bool log = false;
+  dims shape;
+  std::int64_t axis = 0;
+};
+
+std::optional<row_normalizer> as_row_normalizer(const node& n, const node_context& c) {
+  const mapped_op* op = find_mapped_op(n);
+  if (!op || (op->opval_op != "softmax" && op->opval_op != "log_softmax")) return std::nullopt;
+  const std::optional<op_call> call = op->mapper(c);
+  if (!call || !call->prob) return std::nullopt;
+  return row_normalizer{op->opval_op == "log_softmax", call->prob->get_dims("shape"), call->prob->get_int("axis")};
+}
+
+// How far a row normalizer's outputs may move when each input element moves by up to
+// delta[e]: softmax is shift-invariant and logsumexp is 1-Lipschitz in the max norm, so
+// log p_j moves by at most delta_j + max over its row of delta — log_softmax by that, softmax
+// by p_j expm1(that). Exact, not first order: no cancellation between elements to assume.
+std::vector<double> carried_by_row_normalizer(const row_normalizer& r, const std::vector<double>& delta,
+                                              const value& output) {
+  const std::int64_t length = r.shape[static_cast<std::size_t>(r.axis)];
+  std::int64_t inner = 1;
+  for (std::size_t d = static_cast<std::size_t>(r.axis) + 1; d < r.shape.size(); ++d) inner *= r.shape[d];
+  const auto row_of = [&](std::size_t e) {
+    const auto i = static_cast<std::int64_t>(e);
+    return (i / (length * inner)) * inner + i % inner;
+  };
+  std::map<std::int64_t, double> row_max;
+  for (std::size_t e = 0; e < delta.size(); ++e) row_max[row_of(e)] = std::fmax(row_max[row_of(e)], delta[e]);
+  std::vector<double> out(delta.size());
+  for (std::size_t e = 0; e < delta.size() && e < output.data.size(); ++e) {
+    const double shift = delta[e] + row_max[row_of(e)];
+    out[e] = r.log ? shift : std::fabs(output.data[e]) * std::expm1(shift);
+  }
+  return out;
+}
+
 // The region run on opval's references: the values of every node's outputs, starting from
 // `fixed` (values set from outside: a hidden value moved by its bound) and the stack's values.
 class region_run {
@@ -141,28 +180,43 @@ void widen_by_move(const value& shifted, const value& ideal, std::vector<double>
 }
 
 // The region's bound on node k's outputs: k's own bound, plus for each value hidden inside the
-// region the largest move of k's outputs when it moves by its own bound, up or down.
+// region the largest move of k's outputs when it moves by its own bound, up or down. A row
+// normalizer k instead gets the largest moves of its input, summed over the hidden values,
+// carried through it exactly (carried_by_row_normalizer).
 std::vector<std::vector<double>> region_bounds(const model& m, const region& r, const stack_value_fn& stack_value,
                                                const region_run& ideal, const run_options& o) {
   const node& last = m.nodes[r.nodes.back()];
   std::vector<std::vector<double>> total = node_bounds(m, last, ideal, o);
+  const std::optional<row_normalizer> normalizer = as_row_normalizer(last, node_context(m, last, ideal.inputs_of(last)));
+  std::vector<double> input_move;  // of a row normalizer's input, summed over the hidden values
   for (std::size_t i = 0; i + 1 < r.nodes.size(); ++i) {
     const node& hidden = m.nodes[r.nodes[i]];
     const std::vector<std::vector<double>> own = node_bounds(m, hidden, ideal, o);
     for (std::size_t j = 0; j < hidden.outputs.size(); ++j) {
       if (hidden.outputs[j].empty() || std::ranges::all_of(own[j], [](double b) { return b == 0; })) continue;
       std::vector<std::vector<double>> moves(last.outputs.size());
+      std::vector<double> moved_input;
       for (const double sign : {1.0, -1.0}) {
         value moved = ideal.at(hidden.outputs[j]);
         for (std::size_t e = 0; e < moved.data.size(); ++e) moved.data[e] += sign * own[j][e];
         region_run shifted(m, r, stack_value);
         shifted.run({{hidden.outputs[j], moved}});
+        if (normalizer) {
+          widen_by_move(shifted.at(last.inputs[0]), ideal.at(last.inputs[0]), moved_input);
+          continue;
+        }
         for (std::size_t q = 0; q < last.outputs.size(); ++q)
           if (!last.outputs[q].empty()) widen_by_move(shifted.at(last.outputs[q]), ideal.at(last.outputs[q]), moves[q]);
       }
+      input_move.resize(moved_input.size(), 0.0);
+      for (std::size_t e = 0; e < moved_input.size(); ++e) input_move[e] += moved_input[e];
       for (std::size_t q = 0; q < moves.size(); ++q)
         for (std::size_t e = 0; e < moves[q].size(); ++e) total[q][e] += moves[q][e];
     }
+  }
+  if (normalizer && !input_move.empty()) {
+    const std::vector<double> carried = carried_by_row_normalizer(*normalizer, input_move, ideal.at(last.outputs[0]));
+    for (std::size_t e = 0; e < carried.size() && e < total[0].size(); ++e) total[0][e] += carried[e];
   }
   return total;
 }
@@ -222,9 +276,12 @@ region_verdict judge_region(const model& m, std::size_t k, const stack_value_fn&
   for (std::size_t i : r.nodes) {
     const node& n = m.nodes[i];
     const bool reads_hidden = std::ranges::any_of(n.inputs, [&](const std::string& in) { return hidden.contains(in); });
-    if (reads_hidden && !elementwise(m, n, node_context(m, n, ideal.inputs_of(n)))) {
+    if (!reads_hidden) continue;
+    const node_context c(m, n, ideal.inputs_of(n));
+    if (!elementwise(m, n, c) && !(i == k && as_row_normalizer(n, c))) {
       v.note = fmt::format("not judged alone: the stack hides its inputs inside a fused node, and the region ({}) "
-                           "carries a hidden value through '{}' ({}), whose error is not carried elementwise",
+                           "carries a hidden value through '{}' ({}), whose error is carried only elementwise or into "
+                           "a last softmax",
                            names_of(m, r), n.name, n.op_type);
       return v;
     }

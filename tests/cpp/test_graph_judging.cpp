@@ -138,11 +138,38 @@ TEST(GraphJudging, AFaultInsideAFusedRegionIsBlamedOnItsOutput) {
   EXPECT_NE(js[2].local->v.reason.find("beyond the region's bound"), std::string::npos) << js[2].local->v.reason;
 }
 
-TEST(GraphJudging, ARegionCarryingAHiddenValueThroughANonElementwiseOpIsNotJudgedAndSaysWhy) {
+TEST(GraphJudging, ASoftmaxFusedWithTheElementwiseNodesBeforeItIsJudgedAsOneRegion) {
+  // Bias, relu, reshape and softmax in one kernel (the softmax reading values the stack never
+  // stores): the region's bound carries the hidden values' bounds through the softmax exactly.
   const graph::model m = small_mlp();
-  const auto js = graph::judge_stack(m, inputs(), fused_run(m, {"t"}));  // reshape + softmax in one
-  EXPECT_FALSE(js[4].local);
-  EXPECT_NE(js[4].note.find("through 'softmax'"), std::string::npos) << js[4].note;
+  const auto js = graph::judge_stack(m, inputs(), fused_run(m, {"hb", "r", "t"}));
+  ASSERT_TRUE(js[4].local) << js[4].note;
+  EXPECT_EQ(js[4].local->v.st, state::passed) << js[4].local->v.reason;
+  EXPECT_EQ(js[4].region, (std::vector<std::string>{"bias", "relu", "reshape", "softmax"}));
+}
+
+TEST(GraphJudging, AWrongSoftmaxInsideAFusedRegionStillFails) {
+  const graph::model m = small_mlp();
+  auto values = fused_run(m, {"hb", "r", "t"});
+  for (double& v : values.at("y").data) v = static_cast<float>(v * (1 + 1.0 / 4096));  // not normalized: a sum off by 2^-12
+  const auto js = graph::judge_stack(m, inputs(), values);
+  ASSERT_TRUE(js[4].local) << js[4].note;
+  EXPECT_EQ(js[4].local->v.st, state::failed);
+  EXPECT_NE(js[4].local->v.reason.find("beyond the region's bound"), std::string::npos) << js[4].local->v.reason;
+}
+
+TEST(GraphJudging, ARegionCarryingAHiddenValueThroughANonElementwiseOpIsNotJudgedAndSaysWhy) {
+  model_builder b(17);
+  b.input("x", {4, 8});
+  std::vector<float> w(8 * 8);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float((int(i * 7) % 11) - 5) / 8.0f;
+  b.floats("w", {8, 8}, w).output("y");
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("MatMul", {"r", "w"}, {"y"}, "fc");
+  const graph::model m = b.build();
+  const auto js = graph::judge_stack(m, inputs(), fused_run(m, {"r"}));  // relu + matmul in one
+  EXPECT_FALSE(js[1].local);
+  EXPECT_NE(js[1].note.find("through 'fc'"), std::string::npos) << js[1].note;
 }
 
 TEST(GraphJudging, ANodeBecomesTheOpLevelCaseThatReplaysIt) {

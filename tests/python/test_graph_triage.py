@@ -55,7 +55,10 @@ def test_onnx_runtime_at_each_level_blames_nothing(build, level):
     assert all("fused" in j["note"] for j in hidden), [(j["node"], j["note"]) for j in hidden]
     regions = [j for j in judgements if j["local"] is not None and "region" in j["note"]]
     assert all(not j["captured"] for j in regions)
-    assert _judged(judgements) >= 4
+    # Every node whose value the stack gave is judged; how many that is depends on the fusions
+    # this CPU's kernels get (NCHWc blocks differ between AVX2 and AVX-512), the graph's output not.
+    assert all(j["local"] is not None for j in judgements if j["captured"])
+    assert judgements[-1]["local"] is not None
 
 
 @pytest.mark.parametrize("build,node,shape", [(mlp, "fc1", (8, 64, 64)), (transformer_block, "ff_down", (16, 32, 64))],
@@ -368,7 +371,10 @@ def test_the_demonstration_runs_every_fault_as_planted(tmp_path):
     done = subprocess.run([sys.executable, str(demo), "--out", str(tmp_path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all as planted" in done.stdout and "WRONG" not in done.stdout
-    assert done.stdout.count("fails the same way") == 10
+    # every blamed row's reproducer: 10 planted on ONNX Runtime and sim, 3 Inductor passes,
+    # and torch.compile's two real findings
+    assert done.stdout.count("fails the same way") == 15
+    assert "pass erf (lowerings application" in done.stdout
 
 
 def test_the_error_growth_view_shows_inherited_error_growing_and_the_blamed_node_above_its_bound(tmp_path):
