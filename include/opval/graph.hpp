@@ -90,7 +90,19 @@ struct model {
   std::vector<value_info> outputs;
   std::map<std::string, value, std::less<>> initializers;
   std::vector<node> nodes;
+  /// The contract a stack documents for some nodes, overriding the one their tensor types
+  /// imply: by node name or by ONNX op type (a node's name wins), e.g. {"MatMul",
+  /// "f32@tf32:f32:f32"} for a stack that runs f32 matmuls with tf32 math. Set by with_contracts.
+  std::map<std::string, std::string, std::less<>> contracts;
 };
+
+/// `m` judged under `contracts` (model::contracts). A key naming no node and no op type of the
+/// model is an opval::error naming it; each contract is checked when its node is mapped: one
+/// the node's op supports, storing the values in the types the model gives them (only the
+/// math and accumulation may differ: the values are the model's), else an error naming the node.
+model with_contracts(model m, std::map<std::string, std::string, std::less<>> contracts);
+/// The contract override of node `n` of `m`, or nullptr.
+const std::string* contract_override(const model& m, const node& n);
 
 /// Reads an ONNX model file. A file that is no ONNX model, a graph whose nodes read values
 /// nothing produces or that has a cycle, an element type opval has no counterpart of, or data

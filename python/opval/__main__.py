@@ -142,6 +142,9 @@ def _add_graph_commands(commands) -> None:
         c.add_argument("--ort-config", action="append", default=[], metavar="KEY=VALUE",
                        help="an ONNX Runtime session config entry for the ort stacks, e.g. "
                        "optimization.enable_gelu_approximation=1 (repeatable)")
+        c.add_argument("--contract", action="append", default=[], metavar="NODE=CONTRACT",
+                       help="the contract the stack documents for a node, by node name or ONNX op type, overriding "
+                       "the one its tensor types imply, e.g. MatMul=f32@tf32:f32:f32 (repeatable)")
         c.add_argument("--jsonl", help="write one JSON record per node (and the triage's) to FILE")
         c.add_argument("--plot", metavar="DIR", help="write the error-growth plot of each stack's run (of the "
                        "configured run for triage) to DIR/<stack>_error_growth.png")
@@ -166,12 +169,13 @@ def _graph_inputs(args: argparse.Namespace) -> dict:
         return {k: arrays[k] for k in arrays.files}
 
 
-def _ort_config(entries: list[str]) -> dict[str, str] | None:
+def _key_values(entries: list[str], option: str) -> dict[str, str] | None:
+    """A repeatable KEY=VALUE option's entries (the first '=' splits them)."""
     config = {}
     for entry in entries:
         key, equals, value = entry.partition("=")
         if not key or not equals:
-            raise ValueError(f"--ort-config takes KEY=VALUE, not '{entry}'")
+            raise ValueError(f"{option} takes KEY=VALUE, not '{entry}'")
         config[key] = value
     return config or None
 
@@ -185,14 +189,18 @@ def _graph(args: argparse.Namespace) -> int:
             from .torch_export import to_onnx
 
             args.model, examples = to_onnx(args.model)
-        graph.load(args.model)  # a bad model: one clear line before any stack runs
+        contracts = _key_values(args.contract, "--contract")
+        graph.load(args.model, contracts)  # a bad model or override: one clear line before any stack runs
         inputs = examples if examples and not args.inputs else _graph_inputs(args)
-        stacks = [graph_stacks.stack_from_spec(s, _ort_config(args.ort_config)) for s in _list(args.stack)]
+        if contracts:
+            _check_contracts(args.model, inputs, contracts)
+        stacks = [graph_stacks.stack_from_spec(s, _key_values(args.ort_config, "--ort-config")) for s in _list(args.stack)]
         if args.graph_command == "triage":
             if len(stacks) != 1:
                 raise ValueError("graph triage takes one --stack")
             progress = None if args.quiet else (lambda message: print(f"opval graph triage: {message}", file=sys.stderr))
-            report = triage.triage(args.model, inputs, stacks[0], policy=args.policy, progress=progress)
+            report = triage.triage(args.model, inputs, stacks[0], policy=args.policy, contracts=contracts,
+                                   progress=progress)
             text = report.markdown()
             print(text, end="")
             if args.markdown:
@@ -212,7 +220,8 @@ def _graph(args: argparse.Namespace) -> int:
         else:
             records, blamed = [], False
             for stack in stacks:
-                stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy, args.plot)
+                stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy, contracts,
+                                                              args.plot)
                 records += stack_records
                 blamed |= stack_blamed
         if args.jsonl:
@@ -230,6 +239,17 @@ def _graph(args: argparse.Namespace) -> int:
     return 1 if blamed else 0
 
 
+def _check_contracts(model, inputs, contracts: dict[str, str]) -> None:
+    """Each override checked against its node before any stack runs (one error line, no
+    progress before it): the fp64 reference maps every node under its contract."""
+    from . import graph
+
+    try:
+        graph.reference(graph.load(model, contracts), inputs)
+    except graph.Unsupported:
+        pass  # a node opval cannot run without a stack's outputs: the nodes after it are checked when judged
+
+
 def _plot_growth(judgements: list[dict], stack: str, folder: str) -> None:
     from pathlib import Path
 
@@ -240,7 +260,8 @@ def _plot_growth(judgements: list[dict], stack: str, folder: str) -> None:
     print(f"wrote {plot(judgements, Path(folder) / f'{name}_error_growth.png', f'{stack}: error growth')}")
 
 
-def _graph_run_one(model, inputs, stack, policy: str, plot_dir: str | None) -> tuple[list[dict], bool]:
+def _graph_run_one(model, inputs, stack, policy: str, contracts: dict[str, str] | None,
+                   plot_dir: str | None) -> tuple[list[dict], bool]:
     """One stack's run of `model`, judged and printed node by node (the error-growth table, then
     each blamed or unjudged node's reason); its JSON records."""
     from . import graph
@@ -248,7 +269,7 @@ def _graph_run_one(model, inputs, stack, policy: str, plot_dir: str | None) -> t
     from .triage import node_record, short_reason
 
     run = stack.run(model, inputs, stack.config)
-    judgements = graph.judge(model, inputs, run.captured, policy=policy)
+    judgements = graph.judge(model, inputs, run.captured, policy=policy, contracts=contracts)
     print(f"{run.stack}:")
     print(table(judgements))
     for j in judgements:

@@ -2,7 +2,7 @@
 opval's C++ core: ops, problems, contracts, backends, the runner and its results
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 import enum
 
 
@@ -803,6 +803,9 @@ class GraphModel:
     def opset(self) -> int: ...
 
     @property
+    def contracts(self) -> dict[str, str]: ...
+
+    @property
     def input_names(self) -> list[str]:
         """the graph inputs that are not initializers"""
 
@@ -825,6 +828,11 @@ def read_onnx(path: str) -> GraphModel:
 
 def parse_onnx(data: bytes, source: str = '<bytes>') -> GraphModel:
     """reads a serialized ONNX model"""
+
+def graph_with_contracts(model: GraphModel, contracts: Mapping[str, str]) -> GraphModel:
+    """
+    the model judged under contract overrides {node name or op type: contract}; a key naming nothing raises
+    """
 
 def run_graph_reference(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], given: Sequence[tuple[str, str, Sequence[int], bytes]]) -> tuple[list[tuple[str, str, list[int], bytes]], list]:
     """

@@ -22,18 +22,26 @@ Unsupported = _opval.GraphUnsupported
 _VALUE_TYPES = {"<f8": np.float64, "<i8": np.int64, "|b1": np.bool_}
 
 
-def load(model: Any) -> _opval.GraphModel:
+def load(model: Any, contracts: Mapping[str, str] | None = None) -> _opval.GraphModel:
     """The graph of an ONNX model: a path, the serialized bytes, or an onnx.ModelProto (anything
-    with SerializeToString). A bad model raises ValueError naming the part."""
+    with SerializeToString). A bad model raises ValueError naming the part.
+
+    contracts: the contract the stack documents for some nodes, by node name or ONNX op type (a
+    node's name wins), overriding the one their tensor types imply — {"MatMul":
+    "f32@tf32:f32:f32"} for a stack that runs float32 matmuls with tf32 math. Only the math
+    and accumulation may differ from the natural contract (the values are the model's); a key
+    naming nothing, or a contract the node's op does not support, raises ValueError."""
     if isinstance(model, _opval.GraphModel):
-        return model
-    if _is_path(model):
-        return _opval.read_onnx(os.fspath(model))
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        return _opval.parse_onnx(bytes(model), "<bytes>")
-    if hasattr(model, "SerializeToString"):
-        return _opval.parse_onnx(model.SerializeToString(), f"<{type(model).__name__}>")
-    raise TypeError(f"opval.graph takes an ONNX model as a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+        graph = model
+    elif _is_path(model):
+        graph = _opval.read_onnx(os.fspath(model))
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        graph = _opval.parse_onnx(bytes(model), "<bytes>")
+    elif hasattr(model, "SerializeToString"):
+        graph = _opval.parse_onnx(model.SerializeToString(), f"<{type(model).__name__}>")
+    else:
+        raise TypeError(f"opval.graph takes an ONNX model as a path, bytes or onnx.ModelProto, not {type(model).__name__}")
+    return _opval.graph_with_contracts(graph, dict(contracts)) if contracts else graph
 
 
 def info(model: Any) -> list[dict]:
@@ -89,7 +97,8 @@ def run_on_backend(model: Any, inputs: Any, backend: Any = "sim") -> tuple[dict[
             dict(ran_on))
 
 
-def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str = "bound", worst: int = 5) -> list[dict]:
+def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str = "bound", worst: int = 5,
+          contracts: Mapping[str, str] | None = None) -> list[dict]:
     """Each node of a stack's run judged against the fp64 graph reference (docs/GRAPH.md).
 
     captured: the stack's values by name (its outputs of nodes; graph inputs default to
@@ -105,10 +114,11 @@ def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str =
     consumer may keep the intermediate unrounded inside the kernel (Inductor does, unless
     emulate_precision_casts) while storing a rounded copy for the observer, so the node did not
     read what was stored. Passing as a region, it is not blamed, and its note says so; failing
-    there too, or with no region to form, it keeps its own failure."""
+    there too, or with no region to form, it keeps its own failure. contracts: per-node
+    contract overrides, as load's."""
     from .check import make_options
 
-    graph_model = load(model)
+    graph_model = load(model, contracts)
     options = make_options(policy=policy, worst=worst)
     judgements = _opval.judge_graph_nodes(graph_model, _tuples(inputs), _tuples(captured), options)
     return _judged_with_producers(graph_model, inputs, captured, options, judgements)
@@ -190,12 +200,13 @@ def _typed(type_name: str, shape, data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=np.float64).reshape(shape).astype(numpy_dtype(_opval.parse_dtype(type_name)))
 
 
-def node_case(model: Any, node: str, values: Mapping[str, Any]) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:
+def node_case(model: Any, node: str, values: Mapping[str, Any], contracts: Mapping[str, str] | None = None
+              ) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Node `node` as the op-level case it is on `values` (what it read and, for the outputs,
     what it wrote, by value name): its opval descriptor, and its problem's inputs and outputs
     by operand name in the contract's types — np.savez them and `opval judge DESCRIPTOR
     --inputs in.npz --outputs out.npz` replays the node as a regression test. ValueError for
-    a node that is no op node on these values."""
-    descriptor, ins, outs = _opval.graph_node_case(load(model), node, _tuples(values))
+    a node that is no op node on these values (contracts: overrides, as load's)."""
+    descriptor, ins, outs = _opval.graph_node_case(load(model, contracts), node, _tuples(values))
     return (descriptor, {name: _typed(t, shape, data) for name, t, shape, data in ins},
             {name: _typed(t, shape, data) for name, t, shape, data in outs})

@@ -106,11 +106,18 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _save_op_case(model, node: str, values: Mapping[str, np.ndarray], folder: Path) -> list[str]:
-    """The node as the op-level case `opval judge` replays; [] (and nothing written) when it is
-    no op node."""
+def _contracts_in(contracts: Mapping[str, str], model) -> dict[str, str]:
+    """The contract overrides that name a node or an op type of `model` (a cut keeps some)."""
+    names = {n.name for n in model.graph.node} | {n.op_type for n in model.graph.node}
+    return {k: v for k, v in contracts.items() if k in names}
+
+
+def _save_op_case(model, node: str, values: Mapping[str, np.ndarray], folder: Path,
+                  contracts: Mapping[str, str]) -> list[str]:
+    """The node as the op-level case `opval judge` replays (its descriptor carries the node's
+    contract); [] (and nothing written) when it is no op node."""
     try:
-        descriptor, ins, outs = graph.node_case(model, node, values)
+        descriptor, ins, outs = graph.node_case(model, node, values, _contracts_in(contracts, model))
     except ValueError:
         return []
     np.savez(folder / "case_inputs.npz", **ins)
@@ -139,7 +146,8 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
     values = {**reference.values, **inputs, **report.run.captured}
     cut_model, cut_inputs = cut(model, nodes, values)
     run = stack.run(cut_model, cut_inputs, report.configured)
-    judged = graph.judge(cut_model, cut_inputs, run.captured)
+    contracts = _contracts_in(report.contracts, cut_model)
+    judged = graph.judge(cut_model, cut_inputs, run.captured, contracts=contracts)
     mine = next((j for j in judged if j["node"] == node), None)
     theirs = next(j for j in report.judgements if j["node"] == node)
     reproduced = _signature(mine) == _signature(theirs)
@@ -153,12 +161,13 @@ def reproduce(model: Any, inputs: Mapping[str, Any], stack: Stack, report: Triag
     commands = []
     options = stack.command_line(report.configured)
     if options is not None:
+        options += [f"--contract={k}={v}" for k, v in contracts.items()]
         commands.append("opval graph triage repro.onnx --inputs inputs.npz " + " ".join(shlex.quote(a) for a in options))
     else:
         commands.append("python: opval.triage.triage(onnx.load('repro.onnx'), dict(np.load('inputs.npz')), STACK) "
                         f"with the stack triaged ({report.stack}, {report.config})")
     if len(nodes) == 1:
-        commands += _save_op_case(model, node, values, out)
+        commands += _save_op_case(model, node, values, out, report.contracts)
     (out / "triage.md").write_text(report.markdown())
     (out / "evidence.jsonl").write_text(report.jsonl())
     (out / "environment.json").write_text(json.dumps(_environment(), indent=2) + "\n")

@@ -82,6 +82,8 @@ class Triage:
     runs: int
     judgements: list[dict]
     notes: list[str] = field(default_factory=list)
+    #: The contract overrides the nodes were judged under (opval.graph.load), by node or op type.
+    contracts: dict[str, str] = field(default_factory=dict)
     #: The configuration and the run triaged (for opval.reproducer); not in the records.
     configured: StackConfig | None = field(default=None, repr=False)
     run: StackRun | None = field(default=None, repr=False)
@@ -113,7 +115,7 @@ class Triage:
         out = [node_record(j) for j in self.judgements]
         out.append({"record": "triage", "stack": self.stack, "config": self.config, "first": self.first,
                     "blame": self.blame, "culprit": self.culprit, "runs": self.runs, "notes": self.notes,
-                    "evidence": [vars(e) for e in self.evidence]})
+                    "contracts": self.contracts, "evidence": [vars(e) for e in self.evidence]})
         return out
 
     def jsonl(self) -> str:
@@ -147,9 +149,9 @@ def _finite(x: float) -> float | str:
 class _Triager:
     """The experiments of one triage, each run counted and remembered by configuration."""
 
-    def __init__(self, model: Any, inputs: Mapping[str, Any], stack: Stack, policy: str,
+    def __init__(self, model: Any, inputs: Mapping[str, Any], stack: Stack, policy: str, contracts: Mapping[str, str],
                  progress: Callable[[str], None] | None):
-        self.model, self.inputs, self.stack, self.policy = model, inputs, stack, policy
+        self.model, self.inputs, self.stack, self.policy, self.contracts = model, inputs, stack, policy, contracts
         self.progress = progress or (lambda _message: None)
         self.seen: dict[StackConfig, Observation] = {}
         self.evidence: list[Evidence] = []
@@ -167,7 +169,8 @@ class _Triager:
         return len(self.seen) + self.bisector_runs
 
     def judged(self, config: StackConfig, run: StackRun) -> Observation:
-        return Observation(config, run, graph.judge(self.model, self.inputs, run.captured, policy=self.policy))
+        return Observation(config, run, graph.judge(self.model, self.inputs, run.captured, policy=self.policy,
+                                                      contracts=self.contracts))
 
     def diverges(self, obs: Observation, node: str) -> bool:
         """Whether the divergence at `node` may still be there in `obs`: unless the node is
@@ -299,18 +302,20 @@ class _Triager:
 
 
 def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: StackConfig | None = None,
-           policy: str = "bound", progress: Callable[[str], None] | None = None) -> Triage:
+           policy: str = "bound", contracts: Mapping[str, str] | None = None,
+           progress: Callable[[str], None] | None = None) -> Triage:
     """Runs `model` on `stack` (in `config`, default the stack's own), finds the first node
     whose local verdict fails, and tests the hypotheses in turn: the compiler (rerun with
     optimizations off, bisect the levels, then the passes that fired), runtime dispatch (other
     thread counts), the kernel (the node alone, in the most conservative configuration). The
-    blame goes to the first hypothesis an experiment keeps."""
-    t = _Triager(model, inputs, stack, policy, progress)
+    blame goes to the first hypothesis an experiment keeps. contracts: the contracts the stack
+    documents for some nodes, by node name or op type (opval.graph.load)."""
+    t = _Triager(model, inputs, stack, policy, dict(contracts or {}), progress)
     base = t.observe(config or stack.config)
     first = graph.first_divergent(base.judgements)
     report = Triage(stack=str(stack), config=str(base.config), first=None, blame=None, culprit="", evidence=t.evidence,
-                    runs=0, judgements=base.judgements, notes=list(base.run.notes), configured=base.config,
-                    run=base.run)
+                    runs=0, judgements=base.judgements, notes=list(base.run.notes), contracts=t.contracts,
+                    configured=base.config, run=base.run)
     if first is None:
         t.note("where", f"run at {base.config}", _no_blame_outcome(base), "nothing to blame")
         report.runs = t.runs

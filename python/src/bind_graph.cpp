@@ -76,6 +76,7 @@ void bind_graph(nb::module_& m) {
       .def_ro("source", &graph::model::source)
       .def_ro("producer", &graph::model::producer)
       .def_ro("opset", &graph::model::opset)
+      .def_ro("contracts", &graph::model::contracts)
       .def_prop_ro("input_names", [](const graph::model& g) {
         std::vector<std::string> names;
         for (const auto& i : g.inputs) names.push_back(i.name);
@@ -103,6 +104,10 @@ void bind_graph(nb::module_& m) {
   m.def("parse_onnx", [](nb::bytes data, const std::string& source) {
     return graph::parse_onnx({static_cast<const std::byte*>(data.data()), data.size()}, source);
   }, nb::arg("data"), nb::arg("source") = "<bytes>", "reads a serialized ONNX model");
+  m.def("graph_with_contracts", [](const graph::model& g, std::map<std::string, std::string, std::less<>> contracts) {
+    return graph::with_contracts(g, std::move(contracts));
+  }, nb::arg("model"), nb::arg("contracts"),
+        "the model judged under contract overrides {node name or op type: contract}; a key naming nothing raises");
   m.def("run_graph_reference", [](const graph::model& g, const std::vector<array_tuple>& inputs,
                                   const std::vector<array_tuple>& given) {
     const std::vector<array_data> arrays = arrays_from(inputs);

@@ -33,15 +33,44 @@ std::string natural_contract(const op_spec& spec, dtype type) {
   return std::ranges::find(supported, text) != supported.end() ? text : "f32";
 }
 
-// The problem of op `op` with `attrs` under the node's natural contract, validated: an
-// attribute or shape the op rejects is an error naming the node.
+// The contract the stack documents for the node (model::contracts), checked against op `spec`
+// and the node's natural contract: one the op supports, storing the values as the model types
+// them (an override says how the stack computes, not what the model's values are).
+contract overridden_contract(const node_context& c, const op_spec& spec, const std::string& text,
+                             const contract& natural) {
+  contract given;
+  try {
+    given = parse_contract_types(text);
+  } catch (const error& e) {
+    c.fail(fmt::format("contract override '{}': {}", text, e.what()));
+  }
+  const std::vector<std::string> supported = spec.contracts();
+  if (std::ranges::none_of(supported, [&](const std::string& s) {
+        return parse_contract_types(s).types_string() == given.types_string();
+      }))
+    c.fail(fmt::format("contract override '{}': opval's {} does not support it (supported: {})", text, spec.name(),
+                       fmt::join(supported, " ")));
+  if (given.src != natural.src || given.wei != natural.wei || given.dst != natural.dst)
+    c.fail(fmt::format("contract override '{}' stores the values as {}, but the model gives them as {}: an override "
+                       "may change only the math and accumulation types",
+                       text, given.types_string(), natural.types_string()));
+  return given;
+}
+
+// The problem of op `op` with `attrs` under the node's contract — `contract_text` when the
+// mapping fixes one (a Cast's), else the override the stack documents for the node, else its
+// natural one — validated: an attribute or shape the op rejects is an error naming the node.
 problem make_problem(const node_context& c, std::string_view op, dtype type, const std::vector<named_attr>& attrs,
                      std::string contract_text = "") {
   const op_spec& spec = find_op(op);
   problem p(spec);
+  const std::string* override_text = contract_text.empty() ? contract_override(c.graph(), c.current()) : nullptr;
+  if (override_text)  // outside the try below: its error already names the node
+    p.dt = overridden_contract(c, spec, *override_text, parse_contract_types(natural_contract(spec, type)));
   try {
     for (const auto& [name, v] : attrs) p.set(name, v);
-    p.dt = parse_contract_types(contract_text.empty() ? natural_contract(spec, type) : contract_text);
+    if (!override_text)
+      p.dt = parse_contract_types(contract_text.empty() ? natural_contract(spec, type) : contract_text);
     spec.validate(p);
   } catch (const error& e) {
     c.fail(fmt::format("as opval's {}: {}", op, e.what()));

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/size_product.hpp"
 #include "core/tensor_proto_file.hpp"
 #include "graph/graph_value.hpp"
 #include "ops/common_eltwise/broadcast.hpp"
@@ -76,7 +77,7 @@ std::vector<value> reshape(const node_context& c) {
     } else if (d < 0) {
       c.fail(fmt::format("shape entry {} is {}", i, d));
     } else {
-      known *= d;
+      known = size_product(known, d, target);  // a hostile shape is an error, not a wrapped product
     }
     shape.push_back(d);
   }

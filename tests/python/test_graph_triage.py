@@ -82,6 +82,49 @@ def test_a_kernel_accumulating_in_float16_is_blamed_alone(build, node, shape):
     assert max(j["accumulated_max_rel"] for j in after) > 1e-4
 
 
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """float32 rounded to tf32's 10-bit mantissa (to nearest even)."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    bits = (bits + np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32)
+
+
+def _tf32_matmul(a, b, *bias):
+    """A matmul with tf32 math: the inputs rounded to tf32, products summed in float64 and
+    rounded to float32 (legitimate where the stack documents tf32, not under float32's contract)."""
+    out = (_tf32(a).astype(np.float64) @ _tf32(b).astype(np.float64)).astype(np.float32)
+    return out + (bias[0].astype(np.float32) if bias else np.float32(0))
+
+
+def test_a_contract_override_judges_a_node_under_the_precision_the_stack_documents():
+    model, inputs = mlp(np.float32)
+    kernel = opval.kernel_backend("matmul", _tf32_matmul, contracts="f32", name="tf32_math")
+    values, ran_on = graph.run_on_backend(model, inputs, kernel)
+    assert ran_on["fc1"] == "python:tf32_math"
+    assert "fc1" in _blamed(graph.judge(model, inputs, values))  # tf32 math breaks float32's contract
+    op_type = next(n["op_type"] for n in graph.info(model) if n["name"] == "fc1")
+    for contracts in ({"fc1": "f32@tf32:f32:f32"}, {op_type: "f32@tf32:f32:f32"}):
+        judged = graph.judge(model, inputs, values, contracts=contracts)
+        fc1 = next(j for j in judged if j["node"] == "fc1")
+        assert not fc1["local"].failed and "tf32" in fc1["local"].descriptor, contracts
+    # a node's name wins over its op type
+    judged = graph.judge(model, inputs, values, contracts={op_type: "f32@tf32:f32:f32", "fc1": "f32"})
+    assert "fc1" in _blamed(judged)
+    descriptor, _, _ = graph.node_case(model, "fc1", values, contracts={"fc1": "f32@tf32:f32:f32"})
+    assert "tf32" in descriptor
+
+
+@pytest.mark.parametrize("contracts,message", [
+    ({"no_such_node": "f32@tf32:f32:f32"}, "no node of the model is named 'no_such_node'"),
+    ({"fc1": "f16:f32:f16"}, "an override may change only the math and accumulation"),
+    ({"fc1": "f32:f32:nonsense"}, "contract override 'f32:f32:nonsense'"),
+], ids=["unknown key", "storage changed", "malformed"])
+def test_a_bad_contract_override_is_one_error_naming_it(contracts, message):
+    model, inputs = mlp(np.float32)
+    with pytest.raises(ValueError, match=message):
+        graph.judge(model, inputs, graph.reference(model, inputs).values, contracts=contracts)
+
+
 def test_onnx_runtime_passes_named_by_its_log_can_be_disabled_and_observing_changes_nothing():
     """The fused MatMul + Add of the MLP hides `fc0`; ONNX Runtime's log names the pass, and
     disabling it by that name brings `fc0` back (disabled_optimizers ignores a wrong name)."""
@@ -250,6 +293,8 @@ def test_graph_run_and_triage_from_the_command_line(tmp_path):
     (["graph", "run", "{good}", "--inputs", "{bad}"], "give an .npz"),
     (["graph", "run", "{good}", "--ort-config", "no_equals_sign"], "KEY=VALUE"),
     (["graph", "run", "{good}", "--stack", "sim", "--ort-config", "a=1"], "takes no options"),
+    (["graph", "run", "{good}", "--contract", "no_such_node=f32"], "no node of the model is named 'no_such_node'"),
+    (["graph", "triage", "{good}", "--contract", "fc1=f16:f32:f16"], "may change only the math"),
 ])
 def test_graph_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     import onnx
