@@ -225,6 +225,11 @@ class Stack:
         return self.name
 
 
+def one_or_every_core() -> tuple[int, ...]:
+    """The thread counts a CPU stack's dispatch is tried at: one, and every core."""
+    return tuple(sorted({1, os.cpu_count() or 1}))
+
+
 class OrtStack(Stack):
     """ONNX Runtime's CPU provider through ort_run: its five optimization levels, its passes
     from the verbose log, one thread or every core."""
@@ -233,7 +238,7 @@ class OrtStack(Stack):
 
     def __init__(self, config: StackConfig | None = None, session_config: Mapping[str, str] | None = None):
         super().__init__(config)
-        self.thread_choices = tuple(sorted({1, os.cpu_count() or 1}))
+        self.thread_choices = one_or_every_core()
         self.session_config = dict(session_config or {})
 
     def run(self, model, inputs, config):

@@ -117,7 +117,7 @@ def _save_op_case(model, node: str, values: Mapping[str, np.ndarray], folder: Pa
     """The node as the op-level case `opval judge` replays (its descriptor carries the node's
     contract); [] (and nothing written) when it is no op node."""
     try:
-        descriptor, ins, outs = graph.node_case(model, node, values, _contracts_in(contracts, model))
+        descriptor, ins, outs = graph.node_case(model, node, values, contracts)
     except ValueError:
         return []
     np.savez(folder / "case_inputs.npz", **ins)

@@ -21,13 +21,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .arrays import from_any
-from .graph_stacks import Stack, StackConfig, StackRun, _as_model
+from .graph_stacks import Stack, StackConfig, StackRun, _as_model, one_or_every_core
 from .torch_export import _quiet
 
 #: Inductor's bisection levels, from TorchDynamo alone to the whole compiler.
@@ -56,7 +55,7 @@ class TorchCompileStack(Stack):
 
     def __init__(self, config: StackConfig | None = None, inductor_config: Mapping[str, Any] | None = None):
         super().__init__(config)
-        self.thread_choices = tuple(sorted({1, os.cpu_count() or 1}))
+        self.thread_choices = one_or_every_core()
         self.inductor_config = dict(inductor_config or {})
         self._programs: dict[str, Any] = {}
 
