@@ -2,6 +2,7 @@
 // The specification of one operator: attributes, shapes, counts, fill, fp64 reference,
 // contract-exact emulation and error model. One implementation per folder under src/ops/.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +24,15 @@ struct operand {
   dtype type = dtype::f32;
   dims shape;
   layout lay;
+};
+
+/// A known way for a kernel to compute an op wrongly, as a mechanism (e.g. int8 products summed
+/// in saturating int16 pairs, as x86 does without VNNI): a failed case whose every output
+/// element matches its simulation is explained by it (docs/NUMERICS.md, "Explaining a failure").
+struct kernel_hypothesis {
+  std::string explanation;  ///< one line naming the mechanism
+  /// The outputs the mechanism gives on `in` (outputs allocated as op_spec::outputs says).
+  std::function<void(const problem&, std::span<const tensor>, std::span<tensor>)> simulate;
 };
 
 /// Work of one case: floating-point (or integer) operations and bytes moved (inputs read
@@ -96,6 +106,8 @@ class op_spec {
   virtual std::vector<std::string> suite(std::string_view tag) const = 0;
   /// The index of the input that the MISTRUSTED perturbation check re-fills (default 0).
   virtual int perturbed_input(const problem& p) const { return 0; }
+  /// Known wrong mechanisms that could explain a failure of p (none by default).
+  virtual std::vector<kernel_hypothesis> hypotheses(const problem& p) const { return {}; }
 };
 
 /// Tensors for `operands` (their types, shapes and layouts), zero-filled, from `alloc`.

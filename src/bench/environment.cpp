@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cpu_features.hpp"
 #include "opval/build_info.hpp"
 
 extern char** environ;
@@ -27,29 +28,6 @@ std::string first_line(const fs::path& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-/// The value of the first "key : value" line of /proc/cpuinfo whose key is `key`.
-std::string cpuinfo_value(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    name.erase(name.find_last_not_of(" \t") + 1);
-    if (name == key) return colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-  }
-  return "";
-}
-
-/// The flags that decide which kernels a library picks: SIMD, matrix and conversion units.
-std::vector<std::string> vector_flags(const std::string& all) {
-  static const std::vector<std::string> prefixes = {"sse", "ssse3", "avx", "fma", "f16c", "amx", "vnni", "bf16", "sve", "neon", "asimd"};
-  std::vector<std::string> out;
-  std::istringstream words(all);
-  for (std::string w; words >> w;)
-    if (std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) { return w.starts_with(p); })) out.push_back(w);
-  return out;
 }
 
 std::uint64_t size_in_bytes(const std::string& text) {
@@ -144,7 +122,7 @@ environment capture_environment(double busy_cpus) {
   environment e;
   e.cpu_model = cpuinfo_value("model name");
   if (e.cpu_model.empty()) e.cpu_model = cpuinfo_value("Model");  // some ARM kernels
-  e.cpu_flags = vector_flags(cpuinfo_value("flags") + " " + cpuinfo_value("Features"));
+  e.cpu_flags = cpu_vector_flags();
   e.logical_cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   e.cpu_mhz = current_cpu_mhz();
   e.caches = cpu0_caches();

@@ -1,10 +1,14 @@
 // Reading the known-failures list.
 #include "core/known_failures.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
+#include "core/cpu_features.hpp"
 #include "opval/error.hpp"
 #include "opval/problem.hpp"
 
@@ -16,6 +20,31 @@ std::string_view trimmed(std::string_view s) {
   if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(" \t\r");
   return s.substr(first, last - first + 1);
+}
+
+// A section header, `[backend]` or `[backend where flag !flag ...]`: the backend, and whether
+// the section applies on a CPU with `cpu_flags` (every `flag` present, every `!flag` absent).
+std::pair<std::string, bool> read_section(std::string_view line, const std::vector<std::string>& cpu_flags,
+                                          const std::string& where) {
+  const std::string form = ": a section is written [backend] or [backend where flag !flag ...]";
+  if (line.back() != ']' || line.size() < 3) throw error(where + form);
+  std::istringstream words{std::string(line.substr(1, line.size() - 2))};
+  std::string backend, keyword;
+  words >> backend >> keyword;
+  if (backend.empty()) throw error(where + form);
+  if (keyword.empty()) return {backend, true};
+  if (keyword != "where") throw error(where + form + " (got '" + keyword + "' after the backend)");
+  bool holds = true, any = false;
+  for (std::string word; words >> word; any = true) {
+    const bool absent = word.front() == '!';
+    const std::string flag = absent ? word.substr(1) : word;
+    if (!is_known_vector_flag(flag))
+      throw error(where + ": unknown CPU flag '" + flag + "' in a section condition (known: " + known_vector_flags() + ")");
+    const bool has = std::find(cpu_flags.begin(), cpu_flags.end(), flag) != cpu_flags.end();
+    holds = holds && has != absent;
+  }
+  if (!any) throw error(where + form + " (no flag after 'where')");
+  return {backend, holds};
 }
 
 }  // namespace
@@ -32,8 +61,14 @@ known_failures known_failures::load(const std::string& path) {
 }
 
 known_failures known_failures::parse(std::string_view text, const std::string& origin) {
+  return parse(text, origin, cpu_vector_flags());
+}
+
+known_failures known_failures::parse(std::string_view text, const std::string& origin,
+                                     const std::vector<std::string>& cpu_flags) {
   known_failures k;
   std::string backend, cause;
+  bool applies = true;
   std::size_t line_no = 0;
   while (!text.empty()) {
     const auto end = text.find('\n');
@@ -47,13 +82,13 @@ known_failures known_failures::parse(std::string_view text, const std::string& o
       continue;
     }
     if (line.front() == '[') {
-      if (line.back() != ']' || line.size() < 3) throw error(where + ": a section is written [backend]");
-      backend = std::string(trimmed(line.substr(1, line.size() - 2)));
+      std::tie(backend, applies) = read_section(line, cpu_flags, where);
       continue;
     }
     if (backend.empty()) throw error(where + ": descriptor before any [backend] section");
     try {
-      k.causes_[{backend, parse_problem(line).to_string()}] = cause;
+      const std::string descriptor = parse_problem(line).to_string();
+      if (applies) k.causes_[{backend, descriptor}] = cause;
     } catch (const error& e) {
       throw error(where + ": " + e.what());
     }

@@ -5,10 +5,14 @@
 //
 // File format: `[backend]` starts a section; each other non-blank line is one problem
 // descriptor (as `opval repro` takes it) known to fail on that backend; `# text` lines are
-// comments, and the last comment before a descriptor is its cause.
+// comments, and the last comment before a descriptor is its cause. A section may hold only on
+// some CPUs, where the library dispatches to other kernels: `[backend where flag !flag ...]`
+// applies where this CPU has every `flag` and none of the `!flag` (Linux's /proc/cpuinfo names,
+// e.g. `[onnxruntime where !avx512_vnni !avx_vnni]`); elsewhere its entries are checked, not listed.
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace opval {
 
@@ -16,8 +20,11 @@ class known_failures {
  public:
   /// Reads a file; throws opval::error naming the file and line of a malformed entry.
   static known_failures load(const std::string& path);
-  /// Parses the text of a file; `origin` names it in errors.
+  /// Parses the text of a file; `origin` names it in errors. Section conditions are judged
+  /// against `cpu_flags` (this CPU's vector flags by default).
   static known_failures parse(std::string_view text, const std::string& origin);
+  static known_failures parse(std::string_view text, const std::string& origin,
+                              const std::vector<std::string>& cpu_flags);
 
   /// The cause recorded for `descriptor` on `backend`, or nullptr when it is not listed.
   /// Descriptors are compared in canonical form.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/failure_hypotheses.hpp"
 #include "core/observed_precision.hpp"
 #include "core/tolerance_policy.hpp"
 #include "core/timed.hpp"
@@ -37,6 +38,14 @@ void explain_reference(case_result& r, const std::vector<std::string>& agreement
   if (disagree && r.v.st != state::passed)
     r.v.reason += fmt::format("; the reference {} itself differs from opval's fp64 reference ({})", r.reference,
                               fmt::join(agreement, "; "));
+}
+
+// A failure whose every element a known wrong mechanism reproduces says so in its reason.
+void explain_by_hypothesis(const judging_input& in, const std::vector<judgement>& js, case_result& r) {
+  std::vector<const tensor*> bounds;
+  for (const judgement& j : js) bounds.push_back(&j.total);
+  const std::string why = matching_hypothesis(in.p, in.ins, in.refs, in.outs, bounds);
+  if (!why.empty()) r.v.reason += "; every element is as if computed with " + why;
 }
 
 }  // namespace
@@ -115,6 +124,7 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
       r.observed_contract = seen->contract;
       r.observed_note = seen->note;
     }
+  if (in.observe_precision && r.v.st == state::failed && !in.alt) explain_by_hypothesis(in, js, r);
   return js;
 }
 

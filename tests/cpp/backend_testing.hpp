@@ -60,6 +60,24 @@ inline std::set<std::string> known_failures_of(const std::string& backend) {
   return out;
 }
 
+/// What oneDNN runs on this CPU, read from its version line ("oneDNN 2.6.3 (hash), isa avx2"):
+/// which cases a oneDNN test can expect to run and pass depends on it.
+struct onednn_isa {
+  std::string name;   ///< oneDNN's name of the ISA it dispatches to
+  bool bf16 = false;  ///< bf16 primitives exist: oneDNN 2.6 has them from avx512_core on
+  bool vnni = false;  ///< int8 dot products without int16 saturation: avx512_core_vnni, avx2_vnni, amx
+};
+inline onednn_isa onednn_isa_of(const backend& b) {
+  const std::string v = b.version(), marker = ", isa ";
+  const std::size_t at = v.find(marker);
+  onednn_isa isa;
+  isa.name = at == std::string::npos ? "" : v.substr(at + marker.size());
+  isa.bf16 = isa.name.starts_with("avx512_core");
+  isa.vnni = isa.name.find("vnni") != std::string::npos || isa.name.find("amx") != std::string::npos ||
+             isa.name == "avx512_core_bf16";
+  return isa;
+}
+
 /// `inner` with one output element of every run perturbed by far more than any bound allows:
 /// a planted bug the suites must catch.
 class perturbing_backend final : public backend {

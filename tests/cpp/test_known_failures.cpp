@@ -49,4 +49,46 @@ TEST(known_failures, malformed_entries_name_file_and_line) {
   EXPECT_THROW(known_failures::load("/nonexistent/known.txt"), opval::error);
 }
 
+// A section that holds only on some CPUs: where the library dispatches to other kernels
+// (VNNI or not, AVX-512 or not) its failures differ, and the list says where each was seen.
+TEST(known_failures, a_section_with_cpu_conditions_applies_only_where_they_hold) {
+  const char* text = R"([onnxruntime where !avx512_vnni !avx_vnni]
+# u8 x s8 products summed in 16 bits (vpmaddubsw) saturate
+matmul m=4 n=4 k=4 dt=u8xi8:i32:f32 zp_a=128
+[onnxruntime where avx512f]
+relu shape=7
+[onnxruntime]
+add shape_a=3 shape_b=3
+)";
+  const std::string matmul = opval::parse_problem("matmul m=4 n=4 k=4 dt=u8xi8:i32:f32 zp_a=128").to_string();
+  const std::string relu = opval::parse_problem("relu shape=7").to_string();
+  const known_failures avx2 = known_failures::parse(text, "f", {"avx", "avx2", "fma"});
+  ASSERT_NE(avx2.cause("onnxruntime", matmul), nullptr);
+  EXPECT_EQ(*avx2.cause("onnxruntime", matmul), "u8 x s8 products summed in 16 bits (vpmaddubsw) saturate");
+  EXPECT_EQ(avx2.cause("onnxruntime", relu), nullptr);
+  EXPECT_EQ(avx2.size(), 2u);  // the unconditional section applies everywhere
+  const known_failures vnni = known_failures::parse(text, "f", {"avx2", "avx512f", "avx512_vnni"});
+  EXPECT_EQ(vnni.cause("onnxruntime", matmul), nullptr);
+  EXPECT_NE(vnni.cause("onnxruntime", relu), nullptr);
+  EXPECT_EQ(vnni.size(), 2u);
+}
+
+TEST(known_failures, a_bad_condition_or_an_entry_of_a_section_that_does_not_apply_is_still_an_error) {
+  const auto message = [](const char* text) {
+    try {
+      known_failures::parse(text, "list.txt", {"avx2"});
+    } catch (const opval::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // A misspelt flag would silently never hold: it is refused, naming the flags known.
+  EXPECT_NE(message("[onednn where avx512bf16]\nrelu shape=4\n").find("list.txt:1: unknown CPU flag 'avx512bf16'"),
+            std::string::npos);
+  EXPECT_NE(message("[onednn if avx2]\n").find("got 'if' after the backend"), std::string::npos);
+  EXPECT_NE(message("[onednn where]\n").find("no flag after 'where'"), std::string::npos);
+  // Entries are parsed even where their section does not hold: a typo fails on every machine.
+  EXPECT_NE(message("[onednn where avx512f]\nnot_an_op x=1\n").find("list.txt:2"), std::string::npos);
+}
+
 }  // namespace

@@ -79,7 +79,10 @@ TEST(onednn_backend, int8_cases_really_run) {
   std::map<std::string, int> passed;
   for (const case_result& r : suite_results(*b))
     if (r.v.st == state::passed && int8_contract(opval::parse_problem(r.descriptor).dt)) ++passed[r.op];
-  for (const auto& [op, n] : std::map<std::string, int>{{"matmul", 80}, {"conv2d", 80}}) {
+  // Without VNNI oneDNN's int8 matmul saturates on full-range operands (known failures, excluded
+  // here), so fewer matmul cases remain to pass.
+  const int matmul_min = opval::testing::onednn_isa_of(*b).vnni ? 80 : 50;
+  for (const auto& [op, n] : std::map<std::string, int>{{"matmul", matmul_min}, {"conv2d", 80}}) {
     if (!op_in_build(op)) continue;
     EXPECT_GE(passed[op], n) << op;
   }
@@ -118,6 +121,7 @@ TEST(onednn_backend, conv2d_names_a_direct_kernel) {
 // points of src, dst (and weights, where oneDNN accepts them), requantized integer dst.
 TEST(onednn_backend, int8_quantization_passes) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
+  const bool vnni = opval::testing::onednn_isa_of(*b).vnni;
   for (const char* line :
        {"matmul m=9 n=17 k=33 dt=u8xi8:i32:f32 scale_a=0.01 scale_b=0.02 zp_a=128 bias=1 act=gelu_tanh",
         "matmul m=9 n=17 k=33 dt=i8xi8:i32:f32 scale_a=0.5 scale_b_mode=per_channel alpha=2 bias=1 residual=1",
@@ -131,7 +135,13 @@ TEST(onednn_backend, int8_quantization_passes) {
     const opval::problem p = opval::parse_problem(line);
     if (!op_in_build(p.op())) continue;
     const case_result r = opval::run_case(p, *b, {});
-    EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
+    // Without VNNI oneDNN's int8 matmul (gemm:jit) sums u8*s8 pairs in saturating int16, wrong on
+    // these full-range operands (tests/known_failures.txt); its convolutions do not.
+    if (p.op() == "matmul" && !vnni) {
+      EXPECT_EQ(r.v.st, state::failed) << line << ": " << r.v.reason;
+    } else {
+      EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
+    }
   }
 }
 
@@ -211,10 +221,11 @@ const std::set<std::string>& known_winograd_disagreements() {
   return s;
 }
 
-// The onednn_winograd backend: conv2d with convolution_winograd. This CPU (AVX-512) has
-// oneDNN's jit_fp32_wino_2x3 kernel, so 3x3 stride-1 f32 cases without binary post-ops run
-// (operands reordered to its blocked layouts) and pass; every other
-// case is SKIPPED with oneDNN's own message, and other ops are UNIMPLEMENTED.
+// The onednn_winograd backend: conv2d with convolution_winograd. From avx512_core on oneDNN
+// has its jit_fp32_wino_2x3 kernel, so 3x3 stride-1 f32 cases without binary post-ops run
+// (operands reordered to its blocked layouts) and pass; every other case, and every case on
+// a CPU without it (oneDNN 2.6 has no AVX2 winograd), is SKIPPED with oneDNN's own message, and
+// other ops are UNIMPLEMENTED.
 TEST(onednn_winograd_backend, runs_3x3_conv2d_and_refuses_the_rest_with_onednn_message) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn_winograd");
   if (!op_in_build("conv2d")) GTEST_SKIP() << "conv2d not in this build";
@@ -226,8 +237,14 @@ TEST(onednn_winograd_backend, runs_3x3_conv2d_and_refuses_the_rest_with_onednn_m
     if (r.v.st == state::skipped && r.v.reason.find("could not create a primitive descriptor") != std::string::npos)
       ++library_refusals;
   }
-  EXPECT_GE(wino, 2);
-  EXPECT_GE(library_refusals, 10);
+  if (opval::testing::onednn_isa_of(*b).bf16) {  // avx512_core or above
+    EXPECT_GE(wino, 2);
+    EXPECT_GE(library_refusals, 10);
+  } else {
+    EXPECT_EQ(wino, 0);
+    EXPECT_TRUE(std::none_of(results.begin(), results.end(), [](const case_result& r) { return r.v.st == state::passed; }));
+    EXPECT_GE(library_refusals, 10);
+  }
   const std::string other = opval::testing::unimplemented_reason(*b, "matmul m=4 n=4 k=4 dt=f32");
   EXPECT_NE(other.find("onednn_winograd backend: no matmul kernel (it runs conv2d)"), std::string::npos) << other;
 }

@@ -39,10 +39,11 @@ const std::vector<std::string>& ops() {
   return o;
 }
 
-// The fewest PASSED cases each op must reach over its smoke + regression suites.
-const std::map<std::string, int>& min_passed() {
-  static const std::map<std::string, int> m{{"layer_norm", 80}, {"reduce", 100}};
-  return m;
+// The fewest PASSED cases each op must reach over its smoke + regression suites: fewer where
+// oneDNN has no bf16 primitives (below avx512_core) and those cases are SKIPPED.
+std::map<std::string, int> min_passed(const opval::backend& b) {
+  if (opval::testing::onednn_isa_of(b).bf16) return {{"layer_norm", 80}, {"reduce", 100}};
+  return {{"layer_norm", 60}, {"reduce", 50}};
 }
 
 const std::vector<case_result>& suite_results(opval::backend& b) {
@@ -56,7 +57,7 @@ TEST(onednn_norm_reduce, suites_pass_or_are_refused_with_a_reason) {
 
 TEST(onednn_norm_reduce, each_op_really_runs) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
-  opval::testing::expect_min_passed(suite_results(*b), min_passed());
+  opval::testing::expect_min_passed(suite_results(*b), min_passed(*b));
 }
 
 TEST(onednn_norm_reduce, known_disagreements_still_disagree) {
@@ -96,16 +97,24 @@ TEST(onednn_norm_reduce, keepdims_and_reducing_every_axis_pass) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
   for (const char* line : {"reduce shape=5x6x7 axes=1 kind=sum keepdims=1 dt=f32",
                            "reduce shape=5x6x7 axes=0x1x2 kind=max dt=f32",
-                           "reduce shape=3x0x2 axes=1 kind=sum dt=f32",  // empty: oneDNN writes 0
-                           "layer_norm shape=3x5 norm_axes=2 affine=0 dt=bf16:f32:bf16"}) {
+                           "reduce shape=3x0x2 axes=1 kind=sum dt=f32"}) {  // empty: oneDNN writes 0
     const case_result r = opval::run_case(opval::parse_problem(line), *b, {});
     EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
+  }
+  // bf16 passes where oneDNN has bf16 primitives, and is refused in oneDNN's words elsewhere.
+  const char* bf16 = "layer_norm shape=3x5 norm_axes=2 affine=0 dt=bf16:f32:bf16";
+  const case_result r = opval::run_case(opval::parse_problem(bf16), *b, {});
+  if (opval::testing::onednn_isa_of(*b).bf16) {
+    EXPECT_EQ(r.v.st, state::passed) << bf16 << ": " << r.v.reason;
+  } else {
+    EXPECT_EQ(r.v.st, state::skipped) << bf16 << ": " << r.v.reason;
+    EXPECT_NE(r.v.reason.find("could not create a primitive descriptor"), std::string::npos) << r.v.reason;
   }
 }
 
 TEST(onednn_norm_reduce, planted_output_perturbation_is_caught) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
-  opval::testing::expect_perturbation_caught("onednn", ops(), 20);
+  opval::testing::expect_perturbation_caught("onednn", ops(), opval::testing::onednn_isa_of(*b).bf16 ? 20 : 12);
 }
 
 }  // namespace

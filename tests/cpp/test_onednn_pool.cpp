@@ -39,8 +39,11 @@ TEST(onednn_pool, suites_pass_or_are_refused_with_a_reason) {
 
 TEST(onednn_pool, each_op_really_runs) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
-  opval::testing::expect_min_passed(opval::testing::suite_results(*b, ops(), known()),
-                                    {{"max_pool2d", 40}, {"avg_pool2d", 20}, {"global_avg_pool", 12}});
+  // Fewer where oneDNN has no bf16 primitives (below avx512_core) and those cases are SKIPPED.
+  const std::map<std::string, int> min = opval::testing::onednn_isa_of(*b).bf16
+                                             ? std::map<std::string, int>{{"max_pool2d", 40}, {"avg_pool2d", 20}, {"global_avg_pool", 12}}
+                                             : std::map<std::string, int>{{"max_pool2d", 40}, {"avg_pool2d", 10}, {"global_avg_pool", 8}};
+  opval::testing::expect_min_passed(opval::testing::suite_results(*b, ops(), known()), min);
 }
 
 TEST(onednn_pool, known_disagreements_still_disagree) {
@@ -74,7 +77,7 @@ TEST(onednn_pool, refuses_what_it_would_compute_differently) {
 
 TEST(onednn_pool, planted_output_perturbation_is_caught) {
   OPVAL_BACKEND_OR_SKIP(b, "onednn");
-  opval::testing::expect_perturbation_caught("onednn", ops(), 20);
+  opval::testing::expect_perturbation_caught("onednn", ops(), opval::testing::onednn_isa_of(*b).bf16 ? 20 : 12);
 }
 
 }  // namespace

@@ -78,6 +78,25 @@ void copy_elements(const tensor& src, tensor& dst) {
   }
 }
 
+// The instruction set oneDNN dispatches to on this CPU, in its own names: which data types it
+// runs (bf16 needs avx512_core on oneDNN 2.6) and how int8 products are summed (vpmaddubsw
+// saturates in 16 bits before VNNI) follow from it, so verdicts are read against it.
+std::string effective_isa_name() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
 class onednn_backend final : public backend {
  public:
   /// `winograd`: the onednn_winograd backend, conv2d with algorithm::convolution_winograd only.
@@ -87,7 +106,7 @@ class onednn_backend final : public backend {
   std::string version() const override {
     const dnnl_version_t* v = dnnl_version();
     return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-           " (" + v->hash + ")";
+           " (" + v->hash + "), isa " + effective_isa_name();
   }
 
   support supports(const problem& p) const override {

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace opval::ops::common_gemm {
@@ -47,19 +48,58 @@ void micro_avx512(std::int64_t kc, const double* ap, const double* bp, double* c
   }
 }
 
+// AVX2 has 16 vector registers, too few for the 8 x 24 tile at once: it is computed as four
+// 4 x 12 sub-tiles (12 accumulators, 3 B vectors, 1 broadcast), each over the whole kc. Every
+// element is still one fma per k in order, so the result is bit-identical to the AVX-512
+// kernel's: the fp64 reference, and the golden records built on it, do not depend on the ISA.
+__attribute__((target("avx2,fma")))
+void micro_avx2(std::int64_t kc, const double* ap, const double* bp, double* c, std::int64_t ldc,
+                bool accumulate) {
+  constexpr int rows = 4, vectors = 3;
+  for (int r0 = 0; r0 < mr; r0 += rows) {
+    for (int c0 = 0; c0 < nr; c0 += 4 * vectors) {
+      __m256d acc[rows][vectors];
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < vectors; ++j) acc[i][j] = _mm256_setzero_pd();
+      const double* a = ap + r0;
+      const double* b = bp + c0;
+      for (std::int64_t p = 0; p < kc; ++p, a += mr, b += nr) {
+        const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4), b2 = _mm256_load_pd(b + 8);
+        for (int i = 0; i < rows; ++i) {
+          const __m256d av = _mm256_broadcast_sd(a + i);
+          acc[i][0] = _mm256_fmadd_pd(av, b0, acc[i][0]);
+          acc[i][1] = _mm256_fmadd_pd(av, b1, acc[i][1]);
+          acc[i][2] = _mm256_fmadd_pd(av, b2, acc[i][2]);
+        }
+      }
+      for (int i = 0; i < rows; ++i) {
+        double* ci = c + (r0 + i) * ldc + c0;
+        for (int j = 0; j < vectors; ++j) {
+          __m256d v = acc[i][j];
+          if (accumulate) v = _mm256_add_pd(v, _mm256_loadu_pd(ci + 4 * j));
+          _mm256_storeu_pd(ci + 4 * j, v);
+        }
+      }
+    }
+  }
+}
+
+// Without vector FMA: std::fma keeps the one rounding per term of the vector kernels.
 void micro_generic(std::int64_t kc, const double* ap, const double* bp, double* c, std::int64_t ldc,
                    bool accumulate) {
   double acc[mr][nr] = {};
   for (std::int64_t p = 0; p < kc; ++p, ap += mr, bp += nr)
     for (int i = 0; i < mr; ++i)
-      for (int j = 0; j < nr; ++j) acc[i][j] += ap[i] * bp[j];
+      for (int j = 0; j < nr; ++j) acc[i][j] = std::fma(ap[i], bp[j], acc[i][j]);
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
 }
 
 micro_kernel pick_kernel() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") ? micro_avx512 : micro_generic;
+  if (__builtin_cpu_supports("avx512f")) return micro_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return micro_avx2;
+  return micro_generic;
 }
 
 // Packs rows [i0, i0+mc) x columns [p0, p0+kc) of A into mr-row micro-panels, zero-padded.

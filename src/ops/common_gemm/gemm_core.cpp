@@ -251,6 +251,29 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
   return f;
 }
 
+void dot_int_saturating_pairs(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a,
+                              std::span<const double> b, bool a_signed, std::int64_t zp_a, std::int64_t zp_b,
+                              std::span<double> acc) {
+  const std::int64_t shift = a_signed ? 128 : 0, za = zp_a + shift;
+  const auto a_u = [&](std::int64_t i, std::int64_t p) { return static_cast<std::int64_t>(a[i * k + p]) + shift; };
+  const auto b_s = [&](std::int64_t p, std::int64_t j) { return static_cast<std::int64_t>(b[p * n + j]); };
+  for (std::int64_t i = 0; i < m; ++i) {
+    std::int64_t row_sum = 0;  // sum_p a_u
+    for (std::int64_t p = 0; p < k; ++p) row_sum += a_u(i, p);
+    for (std::int64_t j = 0; j < n; ++j) {
+      std::int64_t pairs = 0, col_sum = 0;
+      for (std::int64_t p = 0; p < k; p += 2) {
+        const std::int64_t pair = a_u(i, p) * b_s(p, j) + (p + 1 < k ? a_u(i, p + 1) * b_s(p + 1, j) : 0);
+        pairs += std::clamp<std::int64_t>(pair, -32768, 32767);
+      }
+      for (std::int64_t p = 0; p < k; ++p) col_sum += b_s(p, j);
+      // sum (a_u - za)(b - zp_b) with sum a_u*b taken from the saturated pairs; wrapped to i32.
+      const std::int64_t s = pairs - zp_b * row_sum - za * col_sum + k * za * zp_b;
+      acc[i * n + j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(s));
+    }
+  }
+}
+
 void simulate_dot(const contract& c, const epilogue_spec& e, std::int64_t m, std::int64_t n,
                   std::int64_t k, std::span<const double> a, std::span<const double> b,
                   std::span<double> acc) {

@@ -81,6 +81,14 @@ void simulate_dot(const contract& c, const epilogue_spec& e, std::int64_t m, std
                   std::int64_t k, std::span<const double> a, std::span<const double> b,
                   std::span<double> acc);
 
+/// i32 accumulation as x86 does it without VNNI (vpmaddubsw, then vpmaddwd): A taken as u8 (s8
+/// shifted by 128), B as s8; each pair of consecutive products (k = 2i, 2i+1) summed in int16
+/// with saturation, the pair sums in i32; the shift and the zero points compensated exactly
+/// from the row and column sums, as oneDNN and ONNX Runtime's MLAS do.
+void dot_int_saturating_pairs(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a,
+                              std::span<const double> b, bool a_signed, std::int64_t zp_a, std::int64_t zp_b,
+                              std::span<double> acc);
+
 /// The constants of a case's error model and how its accumulation constant was chosen.
 struct gemm_error_model {
   error_constants k;

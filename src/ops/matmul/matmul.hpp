@@ -74,6 +74,7 @@ class matmul_spec final : public op_spec {
   fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
+  std::vector<kernel_hypothesis> hypotheses(const problem& p) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;

@@ -72,17 +72,42 @@ void matmul_spec::reference(const problem& p, std::span<const tensor> in, std::s
   out[0].assign(y);
 }
 
-void matmul_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+namespace {
+
+// The simulation with `accumulate(e, m, n, k, a, b, acc)` as each batch's dot products: the
+// contract's (simulate_dot), or a hypothesis's.
+template <class Accumulate>
+void simulate_with(const problem& p, std::span<const tensor> in, std::span<tensor> out, Accumulate&& accumulate) {
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
   const std::vector<double> a = in[0].to_vector(), b = in[1].to_vector();
   std::vector<double> acc(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
-    simulate_dot(p.dt, e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k),
-                 std::span(b).subspan(obb, s.k * s.n), std::span(acc).subspan(ob * s.m * s.n, s.m * s.n));
+    accumulate(e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k), std::span(b).subspan(obb, s.k * s.n),
+               std::span(acc).subspan(ob * s.m * s.n, s.m * s.n));
   });
   epilogue_simulate_all(p.dt, e, reader_of(s, e, in), acc);
   out[0].assign(acc, p.dt.dst_round);
+}
+
+}  // namespace
+
+void matmul_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
+  simulate_with(p, in, out, [&](const epilogue_spec& e, auto... dot) { simulate_dot(p.dt, e, dot...); });
+}
+
+std::vector<kernel_hypothesis> matmul_spec::hypotheses(const problem& p) const {
+  const bool int8 = p.dt.acc == dtype::i32 && (p.dt.src == dtype::u8 || p.dt.src == dtype::i8) && p.dt.wei == dtype::i8;
+  if (!int8) return {};
+  const bool a_signed = p.dt.src == dtype::i8;
+  return {{"the u8*s8 products summed in pairs in int16 with saturation before the int32 accumulation "
+           "(x86 vpmaddubsw without VNNI; A shifted to u8 when signed)",
+           [a_signed](const problem& q, std::span<const tensor> in, std::span<tensor> out) {
+             simulate_with(q, in, out, [&](const epilogue_spec& e, std::int64_t m, std::int64_t n, std::int64_t k,
+                                           std::span<const double> a, std::span<const double> b, std::span<double> acc) {
+               dot_int_saturating_pairs(m, n, k, a, b, a_signed, e.zp_a, e.zp_b, acc);
+             });
+           }}};
 }
 
 }  // namespace opval::ops::matmul
