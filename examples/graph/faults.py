@@ -3,8 +3,9 @@
 triage sees only through the Stack interface (run, fired_passes, levels, thread_choices) and
 never inside:
 
-- RewritingOrt: ONNX Runtime behind one more graph pass that rewrites the model wrongly from a
-  level up (a compiler fault), turned off by name like ONNX Runtime's own passes;
+- Rewriting (RewritingOrt, RewritingJax): ONNX Runtime, or JAX under jit, behind one more graph
+  pass that rewrites the model wrongly from a level up (a compiler fault), turned off by name
+  like the stack's own passes;
 - inductor_pass: an Inductor custom post-grad pass (torch._inductor.config's
   post_grad_custom_post_pass) that rewrites one pattern of the compiled graph wrongly (a
   compiler fault of torch.compile), given to TorchCompileStack as Inductor config;
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import opval
-from opval import graph, graph_stacks
+from opval import graph
 from opval.graph_stacks import OrtStack, Stack, StackRun
 
 
@@ -29,29 +30,43 @@ def f16_accumulating_matmul(a, b, *bias):
     return acc.astype(np.float32) + (bias[0].astype(np.float32) if bias else np.float32(0))
 
 
-class RewritingOrt(OrtStack):
-    """ONNX Runtime behind one more graph pass, `pass_name`, which from level `from_level` up
-    rewrites the model with `rewrite` before ONNX Runtime compiles it (a compiler fault), and
-    is turned off like ONNX Runtime's own passes (disabled_optimizers)."""
+class Rewriting(Stack):
+    """A stack (`inner`) behind one more graph pass, `pass_name`, which from level `from_level`
+    up rewrites the model with `rewrite` before the stack compiles it (a compiler fault), and
+    is turned off like the stack's own passes (StackConfig.disabled)."""
 
-    def __init__(self, pass_name: str, rewrite, from_level: str = "extended"):
-        super().__init__()
-        self.pass_name, self.rewrite, self.from_level = pass_name, rewrite, from_level
-        self.name = f"ort+{pass_name}"
+    def __init__(self, inner: Stack, pass_name: str, rewrite, from_level: str):
+        self.inner, self.pass_name, self.rewrite, self.from_level = inner, pass_name, rewrite, from_level
+        self.levels, self.thread_choices = inner.levels, inner.thread_choices
+        self.name = f"{inner.name}+{pass_name}"
+        super().__init__(inner.config)
 
     def _fires(self, level: str | None) -> bool:
-        return graph_stacks.ORT_LEVELS.index(level or "all") >= graph_stacks.ORT_LEVELS.index(self.from_level)
+        return self.levels.index(level or self.levels[-1]) >= self.levels.index(self.from_level)
 
     def run(self, model, inputs, config):
         active = self._fires(config.level) and self.pass_name not in config.disabled
-        ort_config = config.but(disabled=tuple(p for p in config.disabled if p != self.pass_name))
-        run = super().run(self.rewrite(model) if active else model, inputs, ort_config)
+        inner_config = config.but(disabled=tuple(p for p in config.disabled if p != self.pass_name))
+        run = self.inner.run(self.rewrite(model) if active else model, inputs, inner_config)
         if active:
             run.graph_digest += f"+{self.pass_name}"
         return run
 
     def fired_passes(self, model, level):
-        return super().fired_passes(model, level) + ([self.pass_name] if self._fires(level) else [])
+        fires = self._fires(level)  # the stack's own passes of the model it compiles there
+        return self.inner.fired_passes(self.rewrite(model) if fires else model, level) + ([self.pass_name] if fires else [])
+
+
+def RewritingOrt(pass_name: str, rewrite, from_level: str = "extended") -> Rewriting:  # noqa: N802 (a stack's name)
+    """ONNX Runtime behind one more graph pass (Rewriting)."""
+    return Rewriting(OrtStack(), pass_name, rewrite, from_level)
+
+
+def RewritingJax(pass_name: str, rewrite) -> Rewriting:  # noqa: N802
+    """JAX under jit behind one more graph pass (Rewriting): XLA's own passes cannot be edited."""
+    from opval.jax_stack import JaxStack
+
+    return Rewriting(JaxStack(), pass_name, rewrite, "jit")
 
 
 def gelu_to_tanh(model):

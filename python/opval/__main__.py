@@ -125,7 +125,8 @@ def _add_graph_commands(commands) -> None:
                             "divergent node")
     sub = g.add_subparsers(dest="graph_command", required=True)
     stacks = "ort[:LEVEL][:threads=N] (LEVEL: disable_all, basic, extended, layout, all), " \
-             "torch_compile[:LEVEL][:threads=N] (LEVEL: eager, aot_eager, aot_eager_decomp_partition, inductor) " \
+             "torch_compile[:LEVEL][:threads=N] (LEVEL: eager, aot_eager, aot_eager_decomp_partition, inductor), " \
+             "jax[:LEVEL] (LEVEL: disable_jit, jit; jax_jit is jax:jit) " \
              "or an opval backend (sim, onednn, a plugin path)"
     for name, text in (("run", "run MODEL on each stack and judge each node alone on the inputs the stack gave it; "
                         "exit 1 when a node is blamed"),
@@ -277,6 +278,8 @@ def _graph_run_one(model, inputs, stack, policy: str, contracts: dict[str, str] 
             print(f"  {j['node']}: FAILED: {short_reason(j['local'].reason)}")
         elif j["local"] is None:
             print(f"  {j['node']}: not judged: {j['note']}")
+        elif j.get("conditioning"):
+            print(f"  {j['node']}: {j['conditioning']}")
     if plot_dir:
         _plot_growth(judgements, run.stack, plot_dir)
     for note in run.notes:
@@ -285,7 +288,7 @@ def _graph_run_one(model, inputs, stack, policy: str, contracts: dict[str, str] 
     judged = sum(j["local"] is not None for j in judgements)
     print(f"  {judged} of {len(judgements)} nodes judged alone; "
           + (f"first divergent node: {first['node']} ({first['op_type']})" if first else "no node blamed"))
-    records = [{"stack": run.stack, **node_record(j)} for j in judgements]
+    records = [{"stack": run.stack, **node_record(j, run.kernels.get(j["node"], ""))} for j in judgements]
     return records, first is not None
 
 

@@ -121,7 +121,34 @@ def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str =
     graph_model = load(model, contracts)
     options = make_options(policy=policy, worst=worst)
     judgements = _opval.judge_graph_nodes(graph_model, _tuples(inputs), _tuples(captured), options)
-    return _judged_with_producers(graph_model, inputs, captured, options, judgements)
+    return _with_conditioning(graph_model, _judged_with_producers(graph_model, inputs, captured, options, judgements))
+
+
+#: How many times a node must multiply its inputs' relative error, while within its own bound,
+#: for its note to say it is ill-conditioned there: far beyond the growth of a sum of rounded
+#: terms, which a node's own rounding adds to rather than multiplies.
+ILL_CONDITIONED_GROWTH = 100.0
+
+
+def _with_conditioning(graph_model, judgements: list[dict]) -> list[dict]:
+    """Each judgement with `conditioning`: for a node that passes on the inputs the stack gave it
+    while its accumulated relative error is ILL_CONDITIONED_GROWTH times its inputs' or more, why
+    that is legitimate (a cancellation amplifies the error it inherits: ill-conditioned, not
+    defective); "" otherwise."""
+    nodes = {n["name"]: n for n in graph_model.nodes}
+    error_of = {o: j["accumulated_max_rel"] for j in judgements for o in nodes[j["node"]]["outputs"]}
+    out = []
+    for j in judgements:
+        inherited = max((error_of.get(i, 0.0) for i in nodes[j["node"]]["inputs"]), default=0.0)
+        grows = j["accumulated_max_rel"] / inherited if inherited > 0 else 0.0
+        passes = j["local"] is not None and not j["local"].failed
+        note = ""
+        if passes and np.isfinite(grows) and grows >= ILL_CONDITIONED_GROWTH:
+            note = (f"ill-conditioned here, not defective: the relative error of its inputs (at most {inherited:.2g}) "
+                    f"grows {grows:.3g}-fold through it, as a cancellation amplifies it, while on the inputs the stack "
+                    "gave it the node is within its own bound")
+        out.append({**j, "conditioning": note})
+    return out
 
 
 def _judged_with_producers(graph_model, inputs: Any, captured: Mapping[str, Any], options,

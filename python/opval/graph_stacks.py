@@ -42,6 +42,9 @@ class StackRun:
     #: that a run with a pass disabled can be shown to have compiled something else; "" when
     #: the stack compiles nothing.
     graph_digest: str = ""
+    #: Which kernel ran each node of the model, where the stack says (ONNX Runtime's profile:
+    #: the kernel and the execution provider of the optimized node it ran inside), by node name.
+    kernels: dict[str, str] = field(default_factory=dict)
 
 
 def _graph_digest(model) -> str:
@@ -78,10 +81,13 @@ def _as_model(model: Any):
 
 
 def _session(model_bytes: bytes, level: str, threads: int | None, disabled: Sequence[str], optimized_path: str | None,
-             config: Mapping[str, str] | None):
+             config: Mapping[str, str] | None, profile_prefix: str | None = None):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     so.graph_optimization_level = _ort_level(level)
     so.log_severity_level = 3  # errors only: not the warning that a layout-optimized graph is machine-specific
     if threads:
@@ -120,10 +126,12 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
     run = StackRun(stack=f"ort:{level}" + (f":threads={threads}" if threads else ""))
     with tempfile.TemporaryDirectory() as tmp:
         optimized_path = os.path.join(tmp, "optimized.onnx")
-        plain = _session(original.SerializeToString(), level, threads, disabled_optimizers, optimized_path, config)
+        plain = _session(original.SerializeToString(), level, threads, disabled_optimizers, optimized_path, config,
+                         profile_prefix=os.path.join(tmp, "profile"))
         names = [o.name for o in plain.get_outputs()]
         run.outputs = dict(zip(names, plain.run(None, feeds)))
         optimized = onnx.load(optimized_path)
+        run.kernels = _kernels_from_profile(plain.end_profiling(), original, optimized)
     run.graph_digest = _graph_digest(optimized)
     wanted = {o for n in original.graph.node for o in n.output if o}
     types = _value_types(original)
@@ -143,6 +151,25 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
     if run.not_observable:
         run.notes.append(f"{len(run.not_observable)} values exist only inside fused nodes of the optimized graph")
     return run
+
+
+def _kernels_from_profile(profile_path: str, original, optimized) -> dict[str, str]:
+    """From ONNX Runtime's profile of a run: for each node of the original model, the kernel and
+    provider of the optimized node that computed its outputs ("FusedGemm on CPUExecutionProvider,
+    as fused fc0/MatMulAddFusion" for a node fused into another)."""
+    import json
+
+    with open(profile_path) as f:
+        events = json.load(f)
+    ran = {e["name"][:-len("_kernel_time")]: f"{e['args'].get('op_name', '?')} on {e['args'].get('provider', '?')}"
+           for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")}
+    computed_by = {o: n.name for n in optimized.graph.node for o in n.output}
+    out = {}
+    for n in original.graph.node:
+        inside = next((computed_by[o] for o in n.output if o in computed_by), None)
+        if inside in ran:
+            out[n.name] = ran[inside] + ("" if inside == n.name else f", as {inside}")
+    return out
 
 
 def ort_fired_passes(model: Any, *, level: str = "all", config: Mapping[str, str] | None = None) -> list[str]:
@@ -225,6 +252,27 @@ class Stack:
         return self.name
 
 
+def lowered_once(cache: dict[str, Any], model: Any, lower: Callable[[Any], Any]) -> Any:
+    """`lower(model)`, kept in `cache` per model (by its bytes: weights and types included)."""
+    m = _as_model(model)
+    key = hashlib.sha256(m.SerializeToString()).hexdigest()
+    if key not in cache:
+        cache[key] = lower(m)
+    return cache[key]
+
+
+def note_if_observing_changed(run: StackRun) -> None:
+    """For a stack that compiles twice — the plain graph for the outputs, one returning every
+    value for the captures — a note on each final output the two compiles disagree on."""
+    for name, value in run.outputs.items():
+        if not np.array_equal(value, run.captured[name], equal_nan=True):
+            # Each node is judged on the observed compile's values alone: its inputs and
+            # outputs must come from one computation.
+            run.notes.append(f"output '{name}' differs between the plain compile and the one that returns every "
+                             "intermediate: observing them changed what was compiled; the nodes are judged on "
+                             "the observed compile, the outputs are the plain one's")
+
+
 def one_or_every_core() -> tuple[int, ...]:
     """The thread counts a CPU stack's dispatch is tried at: one, and every core."""
     return tuple(sorted({1, os.cpu_count() or 1}))
@@ -278,9 +326,16 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     ORT_LEVELS, default all; `ort_config`: its session config entries, such as
     optimization.enable_gelu_approximation), `torch_compile[:LEVEL][:threads=N]` (the model
     lowered to PyTorch under torch.compile, LEVEL one of opval.torch_stack.TORCH_LEVELS, default
-    inductor), or an opval backend (a registered name such as sim or onednn, or a plugin path)
+    inductor), `jax[:disable_jit|jit]` (the model lowered to JAX, op by op or under jax.jit, default
+    jit; `jax_jit` is jax:jit), or an opval backend (a registered name such as sim or onednn, or a plugin path)
     running every op node it implements."""
     head, *rest = spec.split(":")
+    if head in ("jax", "jax_jit"):
+        from .jax_stack import JAX_LEVELS, JaxStack
+
+        if head == "jax_jit" and rest:
+            raise ValueError(f"stack '{spec}': jax_jit is jax:jit and takes no options")
+        return JaxStack(_spec_config(spec, rest, JAX_LEVELS, takes_threads=False))
     if head == "torch_compile":
         from .torch_stack import TORCH_LEVELS, TorchCompileStack
 
@@ -288,17 +343,18 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     if head == "ort":
         return OrtStack(_spec_config(spec, rest, ORT_LEVELS), session_config=ort_config)
     if rest or ort_config:
-        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort and torch_compile do)")
+        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile and jax do)")
     from .backends import resolve_backend
 
     return BackendStack(resolve_backend(head))
 
 
-def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str]) -> StackConfig:
-    """A stack spec's options: one of `levels` (default the last, everything on) and threads=N."""
+def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str], takes_threads: bool = True) -> StackConfig:
+    """A stack spec's options: one of `levels` (default the last, everything on) and, where the
+    stack's dispatch takes it, threads=N."""
     level, threads = levels[-1], None
     for part in options:
-        if part.startswith("threads="):
+        if part.startswith("threads=") and takes_threads:
             count = part.partition("=")[2]
             threads = int(count) if count.isdigit() else 0
             if threads <= 0:
@@ -306,5 +362,6 @@ def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str]) -> St
         elif part in levels:
             level = part
         else:
-            raise ValueError(f"stack '{spec}': unknown option '{part}' (levels: {', '.join(levels)}; threads=N)")
+            known = f"levels: {', '.join(levels)}" + ("; threads=N" if takes_threads else "")
+            raise ValueError(f"stack '{spec}': unknown option '{part}' ({known})")
     return StackConfig(level=level, threads=threads)

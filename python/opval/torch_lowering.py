@@ -14,12 +14,13 @@ operations. An op type it does not lower is named in a ValueError, never dropped
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .arrays import from_any
+from .lowering import (Program, axes_of as _axes, flatten, ints as _ints, lower_model, onnx_pads, reduced_axes, reshape,
+                       split_sizes)
 
 
 def _torch():
@@ -60,15 +61,6 @@ def to_torch(array: Any):
 
 
 # -- the lowerings: (inputs, attributes) -> outputs, each a torch operation with ONNX's semantics --
-
-
-def _axes(value, rank: int) -> list[int]:
-    return [a % rank for a in _ints(value)]
-
-
-def _ints(value) -> list[int]:
-    """A shape-like operand: a tuple baked in at lowering, or a tensor computed by the graph."""
-    return [int(v) for v in (value.tolist() if hasattr(value, "tolist") else value)]
 
 
 def _div(a, b):
@@ -118,21 +110,10 @@ def _group_norm(x, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1, opset
 
 def _spatial_pads(x, pads: Sequence[int], auto_pad: str, kernel: Sequence[int], strides: Sequence[int],
                   dilations: Sequence[int]) -> list[int]:
-    """ONNX's pads (begins then ends per spatial axis; auto_pad SAME_* computed) in
-    torch.nn.functional.pad's order (last axis first)."""
-    spatial = list(x.shape[2:])
-    n = len(spatial)
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        pads = [0] * (2 * n)
-        for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
-            total = max((math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size, 0)
-            small, large = total // 2, total - total // 2
-            pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
-    elif auto_pad == "VALID" or not pads:
-        pads = [0] * (2 * n)
+    """ONNX's pads in torch.nn.functional.pad's order (last axis first)."""
     out = []
-    for i in reversed(range(n)):
-        out += [int(pads[i]), int(pads[i + n])]
+    for begin, end in reversed(onnx_pads(list(x.shape[2:]), pads, auto_pad, kernel, strides, dilations)):
+        out += [begin, end]
     return out
 
 
@@ -179,30 +160,14 @@ def _average_pool(x, *, kernel_shape, pads=(), strides=None, count_include_pad=0
 
 def _reduce(name: str) -> Callable:
     def lower(x, axes=None, *, keepdims=1, noop_with_empty_axes=0, opset=18, **attrs):
-        axes = attrs.get("axes_attr", axes)
-        if axes is None or len(_ints(axes)) == 0:
-            if noop_with_empty_axes:
-                return x
-            dims = list(range(x.dim()))
-        else:
-            dims = _axes(axes, x.dim())
+        dims = reduced_axes(attrs.get("axes_attr", axes), x.dim(), noop_with_empty_axes)
+        if dims is None:
+            return x
         torch = _torch()
         if name == "max":
             return torch.amax(x, dims, keepdim=bool(keepdims))
         return getattr(torch, name)(x, dims, keepdim=bool(keepdims))
     return lower
-
-
-def _reshape(x, shape, *, allowzero=0):
-    target = _ints(shape)
-    if not allowzero:
-        target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
-    return x.reshape(target)
-
-
-def _flatten(x, *, axis=1):
-    axis = axis + x.dim() if axis < 0 else axis
-    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
 
 
 def _transpose(x, *, perm=None):
@@ -214,13 +179,7 @@ def _concat(*xs, axis):
 
 
 def _split(x, split=None, *, axis=0, num_outputs=None, outputs=1, split_attr=None):
-    sizes = _ints(split) if split is not None else split_attr
-    dim = x.shape[axis]
-    if sizes is None:
-        parts = num_outputs or outputs
-        chunk = -(-dim // parts)
-        sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
-    return tuple(x.split(list(sizes), axis))
+    return tuple(x.split(split_sizes(x.shape[axis], split, split_attr, num_outputs or outputs), axis))
 
 
 def _slice(x, starts, ends, axes=None, steps=None):
@@ -290,59 +249,15 @@ def _lowerings() -> dict[str, Callable]:
         "Conv": _conv, "MaxPool": _max_pool, "AveragePool": _average_pool,
         "GlobalAveragePool": lambda x: x.mean(dim=tuple(range(2, x.dim())), keepdim=True),
         "ReduceMax": _reduce("max"), "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"),
-        "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Split": _split,
+        "Reshape": reshape, "Flatten": flatten, "Transpose": _transpose, "Concat": _concat, "Split": _split,
         "Slice": _slice, "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Expand": _expand,
         "Shape": _shape, "ConstantOfShape": _constant_of_shape, "Cast": _cast,
         "CastLike": lambda x, like, **_: x.to(like.dtype),
     }
 
 
-#: The operands that are shapes, axes or slice bounds, by position: where a constant gives them
-#: they are baked into the program as Python ints, so that TorchDynamo sees static shapes (a
-#: tensor's .tolist() would break its graph).
-_SHAPE_OPERANDS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
-                   "ReduceMax": (1,), "ReduceMean": (1,), "ReduceSum": (1,), "Split": (1,), "ConstantOfShape": (0,)}
-
-#: Attributes whose ONNX name is an operand's name in the lowering (older opsets' attribute forms).
-_ATTRIBUTE_OPERANDS = {("ReduceMax", "axes"): "axes_attr", ("ReduceMean", "axes"): "axes_attr",
-                       ("ReduceSum", "axes"): "axes_attr", ("Split", "split"): "split_attr"}
-
-
-@dataclass(frozen=True)
-class Step:
-    """One node: its lowering, the names it reads ("" for an absent optional input) and
-    writes, and its attributes as Python values."""
-    name: str
-    op_type: str
-    fn: Callable
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    attrs: tuple[tuple[str, Any], ...]
-
-
-class Program:
-    """A lowered ONNX model: its steps in execution order, its weights and its graph inputs and
-    outputs by name (see the module's text)."""
-
-    def __init__(self, steps: list[Step], constants: dict[str, Any], inputs: list[str], outputs: list[str]):
-        self.steps, self.constants, self.inputs, self.outputs = steps, constants, inputs, outputs
-        #: Every value a node writes, in execution order: what `module(observe=...)` can return.
-        self.values = [o for s in steps for o in s.outputs if o]
-
-    def forward(self, feeds: Sequence[Any], observe: Sequence[str]) -> tuple:
-        """The values named in `observe`, computed from the graph inputs `feeds` (in
-        self.inputs' order)."""
-        env = dict(self.constants)
-        env.update(zip(self.inputs, feeds))
-        for s in self.steps:
-            args = [env[i] if i else None for i in s.inputs]
-            while args and args[-1] is None:
-                args.pop()
-            result = s.fn(*args, **dict(s.attrs))
-            for name, value in zip(s.outputs, result if isinstance(result, tuple) else (result,)):
-                if name:
-                    env[name] = value
-        return tuple(env[n] for n in observe)
+class TorchProgram(Program):
+    """A lowered ONNX model as PyTorch (see the module's text)."""
 
     def module(self, observe: Sequence[str] | None = None):
         """A torch.nn.Module whose forward(*inputs) returns the values named in `observe`
@@ -357,9 +272,7 @@ class Program:
         return Lowered()
 
     def feeds(self, inputs: Mapping[str, Any]) -> list:
-        missing = [n for n in self.inputs if n not in inputs]
-        if missing:
-            raise ValueError(f"no value for graph input{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        self.check_feeds(inputs)
         return [to_torch(np.asarray(inputs[n])) if not hasattr(inputs[n], "dtype") or isinstance(inputs[n], np.ndarray)
                 else inputs[n] for n in self.inputs]
 
@@ -372,76 +285,7 @@ class Program:
         return {n: from_any(v) for n, v in zip(names, values)}
 
 
-def _attribute_values(node, op_type: str, opset: int) -> dict[str, Any]:
-    from onnx import helper, numpy_helper
-
-    out = {}
-    for a in node.attribute:
-        value = helper.get_attribute_value(a)
-        if isinstance(value, bytes):
-            value = value.decode()
-        elif hasattr(value, "dims"):  # a TensorProto (Constant's value, ConstantOfShape's value)
-            value = to_torch(numpy_helper.to_array(value))
-        elif isinstance(value, list):
-            value = [v.decode() if isinstance(v, bytes) else v for v in value]
-        out[_ATTRIBUTE_OPERANDS.get((op_type, a.name), a.name)] = value
-    if op_type in ("Softmax", "LogSoftmax", "GroupNormalization"):
-        out["opset"] = opset
-    if op_type == "Split" and "num_outputs" not in out:
-        out["outputs"] = len(node.output)
-    return out
-
-
-def _constant(node) -> Any:
-    """The value of a Constant node (value, or one of the value_* attributes)."""
-    from onnx import helper
-
-    torch = _torch()
-    for a in node.attribute:
-        v = helper.get_attribute_value(a)
-        if a.name == "value":
-            from onnx import numpy_helper
-
-            return to_torch(numpy_helper.to_array(v))
-        if a.name in ("value_float", "value_floats"):
-            return torch.tensor(v, dtype=torch.float32)
-        if a.name in ("value_int", "value_ints"):
-            return torch.tensor(v, dtype=torch.int64)
-    raise ValueError(f"Constant node '{node.name}' has no value attribute this lowering reads")
-
-
-def lower(model: Any) -> Program:
-    """`model` (an ONNX path, bytes or onnx.ModelProto) as a Program. Integer initializers stay
-    tensors; an op type without a lowering raises ValueError naming the node."""
-    from onnx import numpy_helper
-
-    from .graph_stacks import _as_model
-
-    m = _as_model(model)
-    opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), 13)
-    constants = {t.name: to_torch(numpy_helper.to_array(t)) for t in m.graph.initializer}
-    lowerings = _lowerings()
-    steps = []
-    for i, n in enumerate(m.graph.node):
-        name = n.name or f"{n.op_type}_{i}"
-        if n.domain not in ("", "ai.onnx"):
-            raise ValueError(f"node '{name}' is of domain '{n.domain}': only ONNX's own ops are lowered to PyTorch")
-        if n.op_type == "Constant":
-            value = _constant(n)
-            steps.append(Step(name, n.op_type, lambda v=value: v, (), tuple(n.output), ()))
-            if not value.dtype.is_floating_point and n.output[0] not in constants:
-                constants[n.output[0]] = value  # known now: a shape operand it feeds is baked in
-            continue
-        if n.op_type not in lowerings:
-            raise ValueError(f"node '{name}' ({n.op_type}) has no PyTorch lowering (lowered: "
-                             f"{', '.join(sorted(lowerings))}, Constant)")
-        inputs = list(n.input)
-        for k in _SHAPE_OPERANDS.get(n.op_type, ()):
-            if k < len(inputs) and inputs[k] in constants:
-                static = f"{inputs[k]}#static"
-                constants[static] = tuple(int(v) for v in constants[inputs[k]].reshape(-1).tolist())
-                inputs[k] = static
-        steps.append(Step(name, n.op_type, lowerings[n.op_type], tuple(inputs), tuple(n.output),
-                          tuple(_attribute_values(n, n.op_type, opset).items())))
-    inputs = [vi.name for vi in m.graph.input if vi.name not in constants]
-    return Program(steps, constants, inputs, [o.name for o in m.graph.output])
+def lower(model: Any) -> TorchProgram:
+    """`model` (an ONNX path, bytes or onnx.ModelProto) as a TorchProgram. Integer initializers
+    stay tensors; an op type without a lowering raises ValueError naming the node."""
+    return TorchProgram(*lower_model(model, _lowerings(), to_torch, "PyTorch"))

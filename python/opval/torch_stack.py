@@ -19,14 +19,11 @@ the number of applications to the one that makes the node fail (see compiler_bis
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
 from .arrays import from_any
-from .graph_stacks import Stack, StackConfig, StackRun, _as_model, one_or_every_core
+from .graph_stacks import Stack, StackConfig, StackRun, lowered_once, note_if_observing_changed, one_or_every_core
 from .torch_export import _quiet
 
 #: Inductor's bisection levels, from TorchDynamo alone to the whole compiler.
@@ -63,11 +60,7 @@ class TorchCompileStack(Stack):
         """The lowered model, kept per model (by its bytes: weights and types included)."""
         from .torch_lowering import lower
 
-        m = _as_model(model)
-        key = hashlib.sha256(m.SerializeToString()).hexdigest()
-        if key not in self._programs:
-            self._programs[key] = lower(m)
-        return self._programs[key]
+        return lowered_once(self._programs, model, lower)
 
     def compile_settings(self, config: StackConfig) -> dict[str, Any]:
         """The torch._inductor.config entries for a compile in `config`."""
@@ -107,13 +100,7 @@ class TorchCompileStack(Stack):
                 run.outputs = {n: from_any(v) for n, v in zip(program.outputs, outputs)}
             else:
                 run.outputs = {n: run.captured[n] for n in program.outputs}
-        for name, value in run.outputs.items():
-            if not np.array_equal(value, run.captured[name], equal_nan=True):
-                # Each node is judged on the observed compile's values alone: its inputs and
-                # outputs must come from one computation.
-                run.notes.append(f"output '{name}' differs between the plain compile and the one that returns every "
-                                 "intermediate: observing them changed what was compiled; the nodes are judged on "
-                                 "the observed compile, the outputs are the plain one's")
+        note_if_observing_changed(run)
         return run
 
     def compiler_bisect(self, model: Any, inputs: Mapping[str, Any], config: StackConfig,

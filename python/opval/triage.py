@@ -57,6 +57,8 @@ class Observation:
             said = f"'{node}' fails locally: {short_reason(j['local'].reason)}"
         else:
             said = f"'{node}' passes locally"
+        if node in self.run.kernels:
+            said += f" (ran as {self.run.kernels[node]})"
         if first is None:
             return said + "; no node is blamed"
         return said if first["node"] == node else f"{said}; '{first['node']}' fails first"
@@ -112,7 +114,8 @@ class Triage:
 
     def records(self) -> list[dict]:
         """JSON-ready records: one per node of the configured run, then the triage's."""
-        out = [node_record(j) for j in self.judgements]
+        kernels = self.run.kernels if self.run is not None else {}
+        out = [node_record(j, kernels.get(j["node"], "")) for j in self.judgements]
         out.append({"record": "triage", "stack": self.stack, "config": self.config, "first": self.first,
                     "blame": self.blame, "culprit": self.culprit, "runs": self.runs, "notes": self.notes,
                     "contracts": self.contracts, "evidence": [vars(e) for e in self.evidence]})
@@ -131,15 +134,15 @@ def short_reason(reason: str) -> str:
     return re.sub(r"(vs bound [^ ]+) \(.*$", r"\1", reason)
 
 
-def node_record(j: dict) -> dict:
-    """A node's judgement as a JSON-ready record."""
+def node_record(j: dict, kernel: str = "") -> dict:
+    """A node's judgement as a JSON-ready record; `kernel`: what the stack says ran it."""
     local = j["local"]
     return {"record": "node", "node": j["node"], "op_type": j["op_type"], "role": j["role"], "captured": j["captured"],
             "accumulated_max_abs": _finite(j["accumulated_max_abs"]), "accumulated_max_rel": _finite(j["accumulated_max_rel"]),
             "accumulated_over_bound": None if j.get("accumulated_over_bound") is None else _finite(j["accumulated_over_bound"]),
             "region": j.get("region", []),
             "local": None if local is None else {"state": local.state, "reason": local.reason, "descriptor": local.descriptor},
-            "note": j["note"]}
+            "note": j["note"], "conditioning": j.get("conditioning", ""), "kernel": kernel}
 
 
 def _finite(x: float) -> float | str:
@@ -348,6 +351,10 @@ def _no_blame_outcome(base: Observation) -> str:
     worst = max((j["accumulated_max_rel"] for j in base.judgements), default=0.0)
     said = (f"all {len(judged)} nodes judged alone are within their bounds on the inputs the stack gave them, so the "
             f"accumulated error (at most {worst:.3g} relative) is what each node's legitimate rounding builds up")
+    ill = [j["node"] for j in base.judgements if j.get("conditioning")]
+    if ill:
+        said += f"; it grows most where the graph is ill-conditioned ({', '.join(ill[:5])}: a cancellation " \
+                "amplifies inherited error, each node within its own bound)"
     if hidden:
         said += f"; {len(hidden)} not judged alone ({', '.join(hidden[:5])}{', ...' if len(hidden) > 5 else ''})"
     return said

@@ -10,8 +10,10 @@ namespace opval::graph {
 
 model with_contracts(model m, std::map<std::string, std::string, std::less<>> contracts) {
   for (const auto& [key, text] : contracts) {
+    // A plain reference for the lambda: clang before 16 cannot capture a structured binding.
+    const std::string& name = key;
     const bool names_a_node = std::ranges::any_of(m.nodes, [&](const node& n) {
-      return n.name == key || n.op_type == key;
+      return n.name == name || n.op_type == name;
     });
     if (!names_a_node)
       throw error(fmt::format("{}: contract override '{}={}': no node of the model is named '{}' or has that op type",

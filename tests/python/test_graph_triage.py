@@ -444,3 +444,29 @@ def test_graph_run_prints_the_error_growth_table_and_plots_it(tmp_path):
     done = _opval_cli("graph", "run", str(tmp_path / "block.onnx"), "--stack", "sim", "--plot", str(tmp_path / "plots"))
     assert done.returncode == 0, done.stderr
     assert "acc./bound" in done.stdout and (tmp_path / "plots" / "sim_error_growth.png").exists()
+
+
+def test_a_cancellation_is_called_ill_conditioned_not_defective():
+    """y = x·W1 − x·W2 with W2 within 1e-4 of W1: the two products' rounding errors, legitimate,
+    are amplified about 1e4-fold by the subtraction. Nothing is blamed; the Sub is named
+    ill-conditioned (its inputs' error grows through it while it is within its own bound), the
+    products are not, and the no-blame outcome says where the error grows."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w1 = rng.standard_normal((64, 16)).astype(np.float32)
+    w2 = (w1 * (1 + 1e-4 * rng.standard_normal(w1.shape))).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="a"), helper.make_node("MatMul", ["x", "w2"], ["b"], name="b"),
+             helper.make_node("Sub", ["a", "b"], ["y"], name="difference")]
+    g = helper.make_graph(nodes, "cancel", [helper.make_tensor_value_info("x", 1, [8, 64])],
+                          [helper.make_tensor_value_info("y", 1, [8, 16])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"x": rng.standard_normal((8, 64)).astype(np.float32)}
+    run = graph_stacks.ort_run(model, inputs, level="all")
+    judgements = {j["node"]: j for j in graph.judge(model, inputs, run.captured)}
+    assert _blamed(list(judgements.values())) == []
+    assert "ill-conditioned here, not defective" in judgements["difference"]["conditioning"]
+    assert judgements["a"]["conditioning"] == "" and judgements["b"]["conditioning"] == ""
+    report = triage.triage(model, inputs, OrtStack())
+    assert report.blame is None and "ill-conditioned (difference" in report.markdown(), report.markdown()
