@@ -81,13 +81,17 @@ def cnn(dtype=np.float32, seed: int = 0, batch: int = 2, size: int = 16):
 
 
 def transformer_block(dtype=np.float32, seed: int = 0, batch: int = 2, seq: int = 16, d_model: int = 32,
-                      heads: int = 4, d_ff: int = 64, gelu: str = "op"):
+                      heads: int = 4, d_ff: int = 64, gelu: str = "op", final_norm: bool = False,
+                      input_offset: float = 0.0):
     """A pre-norm transformer block: h = x + attention(layer_norm(x)), then h + mlp(layer_norm(h))
     with ONNX's Gelu (opset 20) in the MLP, or with gelu="erf_chain" the exact gelu spelled out
     as exporters write it at opset 17 (x/sqrt2, Erf, +1, times x, times 1/2: the chain ONNX
     Runtime fuses to Gelu, and to FastGelu under optimization.enable_gelu_approximation);
     attention as MatMul, Mul by 1/sqrt(d_head), Softmax and MatMul, the heads split and merged
-    by Reshape and Transpose."""
+    by Reshape and Transpose. final_norm: a last LayerNormalization `ln_f` on the residual stream
+    (as GPT-2's ln_f), the output; input_offset: added to every input value, a residual stream
+    carrying a large common offset, which the layer norms subtract again (a cancellation: in
+    bfloat16 the stream's rounding is then of the offset's size)."""
     if gelu not in ("op", "erf_chain"):
         raise ValueError(f"gelu is 'op' or 'erf_chain', not {gelu!r}")
     b = _Builder(dtype, seed)
@@ -124,5 +128,7 @@ def transformer_block(dtype=np.float32, seed: int = 0, batch: int = 2, seq: int 
         act = b.node("Mul", [b.node("Mul", [up, gate], "gelu_mul"), b.scalar("half", 0.5)], "gelu")
     down = b.node("MatMul", [act, b.weight("w_down", (d_ff, d_model))], "ff_down")
     y = b.node("Add", [h, down], "residual2")
-    inputs = {"x": b.rng.standard_normal((batch, seq, d_model)).astype(dtype)}
+    if final_norm:
+        y = b.node("LayerNormalization", [y, "ln2_g", "ln2_b"], "ln_f", axis=-1, epsilon=1e-5)
+    inputs = {"x": (b.rng.standard_normal((batch, seq, d_model)) + input_offset).astype(dtype)}
     return b.model("transformer_block", inputs, y, (batch, seq, d_model), opset=OPSET if gelu == "op" else 17), inputs

@@ -2,9 +2,10 @@
 
     .venv/bin/python examples/graph/save_models.py results/models [--dtype float32|float16|float64]
 
-gives results/models/{mlp,cnn,transformer_block,transformer_block_erf_gelu}.onnx and
-<name>_inputs.npz beside each (the last: the transformer block with its gelu spelled out as an
-Erf chain, opset 17).
+gives results/models/{mlp,cnn,transformer_block,transformer_block_erf_gelu,offset_block}.onnx and
+<name>_inputs.npz beside each (transformer_block_erf_gelu: the block with its gelu spelled out
+as an Erf chain, opset 17; offset_block: the block with a final layer norm, its residual stream
+offset by 64, for precision bisection).
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def main() -> None:
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     models = {"mlp": mlp, "cnn": cnn, "transformer_block": transformer_block,
-              "transformer_block_erf_gelu": functools.partial(transformer_block, gelu="erf_chain")}
+              "transformer_block_erf_gelu": functools.partial(transformer_block, gelu="erf_chain"),
+              "offset_block": functools.partial(transformer_block, final_norm=True, input_offset=64.0)}
     for name, build in models.items():
         model, inputs = build(getattr(np, args.dtype))
         (args.folder / f"{name}.onnx").write_bytes(model.SerializeToString())

@@ -131,7 +131,10 @@ def _add_graph_commands(commands) -> None:
     for name, text in (("run", "run MODEL on each stack and judge each node alone on the inputs the stack gave it; "
                         "exit 1 when a node is blamed"),
                        ("triage", "find the first node that goes wrong beyond what its inputs explain and whether the "
-                        "compiler, the runtime or a kernel is to blame; exit 1 when a node is blamed")):
+                        "compiler, the runtime or a kernel is to blame; exit 1 when a node is blamed"),
+                       ("precision", "find which nodes must run in a higher precision (--high) for the outputs to meet "
+                        "a target when the rest runs in --type; exit 1 when no mixed precision meets it or a node "
+                        "fails its own bound")):
         c = sub.add_parser(name, help=text, description=text)
         c.add_argument("model", help="an ONNX model file, or a torch.export program saved with torch.export.save (.pt2)")
         c.add_argument("--stack", default="ort:all", help=f"{'comma-separated stacks' if name == 'run' else 'the stack'}: "
@@ -143,18 +146,33 @@ def _add_graph_commands(commands) -> None:
         c.add_argument("--ort-config", action="append", default=[], metavar="KEY=VALUE",
                        help="an ONNX Runtime session config entry for the ort stacks, e.g. "
                        "optimization.enable_gelu_approximation=1 (repeatable)")
-        c.add_argument("--contract", action="append", default=[], metavar="NODE=CONTRACT",
-                       help="the contract the stack documents for a node, by node name or ONNX op type, overriding "
-                       "the one its tensor types imply, e.g. MatMul=f32@tf32:f32:f32 (repeatable)")
-        c.add_argument("--jsonl", help="write one JSON record per node (and the triage's) to FILE")
-        c.add_argument("--plot", metavar="DIR", help="write the error-growth plot of each stack's run (of the "
-                       "configured run for triage) to DIR/<stack>_error_growth.png")
-        if name == "triage":
+        c.add_argument("--jsonl", help="write one JSON record per node (and the triage's or the search's) to FILE")
+        if name == "precision":
+            c.add_argument("--type", dest="low", default="bfloat16", help="the low type the nodes run in unless kept "
+                           "high: bfloat16 (bf16), float16 (f16), float32 (default bfloat16)")
+            c.add_argument("--high", default="float32", help="the type of the nodes kept high (default float32)")
+            c.add_argument("--tolerance", default="", help=f"the target for the outputs against the fp64 reference: "
+                           f"ulps=K (max |y - ref| <= K roundings of the low type at the output's largest magnitude; "
+                           f"default ulps={precision_ulps():g}) or rtol=R,atol=A (element by element)")
+            c.add_argument("--save", metavar="FILE.onnx", help="write the model at the precision found")
+        else:
+            c.add_argument("--contract", action="append", default=[], metavar="NODE=CONTRACT",
+                           help="the contract the stack documents for a node, by node name or ONNX op type, "
+                           "overriding the one its tensor types imply, e.g. MatMul=f32@tf32:f32:f32 (repeatable)")
+            c.add_argument("--plot", metavar="DIR", help="write the error-growth plot of each stack's run (of the "
+                           "configured run for triage) to DIR/<stack>_error_growth.png")
+        if name != "run":
             c.add_argument("--markdown", help="also write the report, the chain of evidence, to FILE")
             c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
             c.add_argument("--reproducer", metavar="DIR", help="when a node is blamed, cut it (with its fused region) "
                            "out into DIR, check that it fails the same way, and bundle it with the evidence "
                            "(DIR.tar.gz)")
+
+
+def precision_ulps() -> float:
+    from .precision import DEFAULT_ULPS
+
+    return DEFAULT_ULPS
 
 
 def _graph_inputs(args: argparse.Namespace) -> dict:
@@ -190,23 +208,22 @@ def _graph(args: argparse.Namespace) -> int:
             from .torch_export import to_onnx
 
             args.model, examples = to_onnx(args.model)
-        contracts = _key_values(args.contract, "--contract")
+        contracts = _key_values(getattr(args, "contract", []), "--contract")
         graph.load(args.model, contracts)  # a bad model or override: one clear line before any stack runs
         inputs = examples if examples and not args.inputs else _graph_inputs(args)
         if contracts:
             _check_contracts(args.model, inputs, contracts)
         stacks = [graph_stacks.stack_from_spec(s, _key_values(args.ort_config, "--ort-config")) for s in _list(args.stack)]
+        if args.graph_command != "run" and len(stacks) != 1:
+            raise ValueError(f"graph {args.graph_command} takes one --stack")
+        progress = None if args.graph_command == "run" or args.quiet else (
+            lambda message: print(f"opval graph {args.graph_command}: {message}", file=sys.stderr))
+        if args.graph_command == "precision":
+            return _graph_precision(args, inputs, stacks[0], progress)
         if args.graph_command == "triage":
-            if len(stacks) != 1:
-                raise ValueError("graph triage takes one --stack")
-            progress = None if args.quiet else (lambda message: print(f"opval graph triage: {message}", file=sys.stderr))
             report = triage.triage(args.model, inputs, stacks[0], policy=args.policy, contracts=contracts,
                                    progress=progress)
-            text = report.markdown()
-            print(text, end="")
-            if args.markdown:
-                with open(args.markdown, "w") as f:
-                    f.write(text)
+            _print_report(report.markdown(), args.markdown)
             records = report.records()
             blamed = report.first is not None
             if args.plot:
@@ -225,19 +242,53 @@ def _graph(args: argparse.Namespace) -> int:
                                                               args.plot)
                 records += stack_records
                 blamed |= stack_blamed
-        if args.jsonl:
-            import json
-
-            with open(args.jsonl, "w") as f:
-                f.writelines(json.dumps(r) + "\n" for r in records)
+        _write_records(records, args.jsonl)
     except (ValueError, OSError, TypeError, RuntimeError) as e:
-        print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
-        return 2
+        return _graph_error(e)
     except Exception as e:  # a stack's own failure (ONNX Runtime refusing a type it has no kernel for)
-        print(f"opval: error: the stack failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-              file=sys.stderr)
-        return 2
+        return _graph_error(e, stack_failed=True)
     return 1 if blamed else 0
+
+
+def _graph_error(e: Exception, stack_failed: bool = False) -> int:
+    """One error line for a graph command, exit code 2."""
+    text = str(e).splitlines()[0] if str(e) else ""
+    if stack_failed:
+        print(f"opval: error: the stack failed: {type(e).__name__}: {text}", file=sys.stderr)
+    else:
+        print(f"opval: error: {text or type(e).__name__}", file=sys.stderr)
+    return 2
+
+
+def _print_report(text: str, path: str | None) -> None:
+    """A report on stdout, and in `path` when given."""
+    print(text, end="")
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def _write_records(records: list[dict], path: str | None) -> None:
+    if path:
+        import json
+
+        with open(path, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def _graph_precision(args: argparse.Namespace, inputs: dict, stack, progress) -> int:
+    """`graph precision`: the search, its report and records, the model at the precision found;
+    exit 0 when one meets the target, 1 when none does or a node fails its own bound."""
+    from . import precision
+
+    report = precision.bisect(args.model, inputs, stack, low=args.low, high=args.high, tolerance=args.tolerance,
+                              policy=args.policy, progress=progress)
+    _print_report(report.markdown(), args.markdown)
+    _write_records(report.records(), args.jsonl)
+    if args.save and report.found:
+        report.save_model(args.save)
+        print(f"wrote {args.save}")
+    return 0 if report.found else 1
 
 
 def _check_contracts(model, inputs, contracts: dict[str, str]) -> None:

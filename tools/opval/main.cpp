@@ -230,6 +230,8 @@ int opval_main(int argc, char** argv) {
                                "the inputs the stack gave it: python -m opval graph run --help");
   graph->add_subcommand("triage", "the first node that goes wrong beyond what its inputs explain, and whether the "
                                   "compiler, the runtime or its kernel is to blame: python -m opval graph triage --help");
+  graph->add_subcommand("precision", "which nodes must run in a higher precision for the outputs to meet a target when "
+                                     "the rest runs in bf16 or f16: python -m opval graph precision --help");
   CLI::App* graph_reference = graph->add_subcommand(
       "reference", "run the fp64 graph reference (opval's fp64 op references, node by node) on given inputs");
   graph_reference->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
@@ -252,7 +254,7 @@ int opval_main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
       !std::set<std::string>{"info", "reference"}.contains(argv[2]))
     return bad_input(
-        error_line(error(fmt::format("unknown graph command '{}' (known: info reference run triage)", argv[2]))));
+        error_line(error(fmt::format("unknown graph command '{}' (known: info reference run triage precision)", argv[2]))));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,4 +1,4 @@
-// `opval graph run|triage` through the Python layer (python_commands.hpp). The interpreter is
+// `opval graph run|triage|precision` through the Python layer (python_commands.hpp). The interpreter is
 // $OPVAL_PYTHON, else the one this build was configured with (the project's .venv); a small
 // launcher turns a missing opval package into one error line and exit code 2, so that 1 keeps
 // its meaning (a node blamed).
@@ -22,7 +22,7 @@ constexpr const char* launcher =
     "try:\n"
     "    from opval.__main__ import main\n"
     "except ImportError as e:\n"
-    "    print(f'opval: error: opval graph run and triage need opval\\'s Python layer, which {sys.executable} "
+    "    print(f'opval: error: opval graph run, triage and precision need opval\\'s Python layer, which {sys.executable} "
     "cannot import ({e}): set OPVAL_PYTHON to a Python with opval installed (scripts/setup makes .venv)', "
     "file=sys.stderr)\n"
     "    sys.exit(2)\n"
@@ -37,7 +37,8 @@ std::string interpreter() {
 
 bool runs_in_python(int argc, char** argv) {
   return argc > 2 && std::string_view(argv[1]) == "graph" &&
-         (std::string_view(argv[2]) == "run" || std::string_view(argv[2]) == "triage");
+         (std::string_view(argv[2]) == "run" || std::string_view(argv[2]) == "triage" ||
+          std::string_view(argv[2]) == "precision");
 }
 
 int run_in_python(int argc, char** argv) {

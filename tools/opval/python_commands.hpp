@@ -1,7 +1,7 @@
 #pragma once
 // The commands of `opval` that run through opval's Python layer, because the stacks they drive
-// are Python libraries (ONNX Runtime's, PyTorch's, JAX's): `opval graph run|triage` become
-// `python -m opval graph run|triage` with the same arguments (docs/GRAPH.md).
+// are Python libraries (ONNX Runtime's, PyTorch's, JAX's): `opval graph run|triage|precision` become
+// `python -m opval graph run|triage|precision` with the same arguments (docs/GRAPH.md).
 
 namespace opval::cli {
 
