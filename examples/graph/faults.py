@@ -10,7 +10,8 @@ never inside:
   post_grad_custom_post_pass) that rewrites one pattern of the compiled graph wrongly (a
   compiler fault of torch.compile), given to TorchCompileStack as Inductor config;
 - DispatchingStack: opval's sim backend with one matmul dispatched to a float16-accumulating
-  kernel, with more than one thread (a runtime fault) or always (a kernel fault).
+  kernel, with more than one thread or for one weight layout (runtime faults) or always (a
+  kernel fault).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 import opval
 from opval import graph
-from opval.graph_stacks import OrtStack, Stack, StackRun
+from opval.graph_stacks import OrtStack, Stack, StackConfig, StackRun
 
 
 def f16_accumulating_matmul(a, b, *bias):
@@ -37,7 +38,7 @@ class Rewriting(Stack):
 
     def __init__(self, inner: Stack, pass_name: str, rewrite, from_level: str):
         self.inner, self.pass_name, self.rewrite, self.from_level = inner, pass_name, rewrite, from_level
-        self.levels, self.thread_choices = inner.levels, inner.thread_choices
+        self.levels, self.thread_choices, self.runtime_options = inner.levels, inner.thread_choices, inner.runtime_options
         self.name = f"{inner.name}+{pass_name}"
         super().__init__(inner.config)
 
@@ -97,23 +98,34 @@ def gemm_scale_misfolded(node_name: str):
 
 class DispatchingStack(Stack):
     """Every op node on opval's sim backend, except that the matmul of one shape is dispatched
-    to a kernel accumulating in float16: with more than one thread only (a runtime fault), or
-    at every thread count (`always`: a kernel fault)."""
+    to a kernel accumulating in float16: `fault` "threads" with more than one thread only, or
+    "layout" when its weights are laid out column-major (runtime faults: its runtime option
+    `layout`, configured column_major here), or "always" at every dispatch (a kernel
+    fault)."""
     name = "dispatching"
     thread_choices = (1, 2)
+    runtime_options = {"layout": ("row_major", "column_major")}
 
-    def __init__(self, shape, always: bool = False):
-        super().__init__()
+    def __init__(self, shape, fault: str = "threads"):
+        if fault not in ("threads", "layout", "always"):
+            raise ValueError(f"fault is threads, layout or always, not {fault!r}")
+        super().__init__(StackConfig(runtime=(("layout", "column_major"),)) if fault == "layout" else None)
         m, n, k = shape
-        self.always = always
+        self.fault = fault
         self.bad = opval.kernel_backend(
             "matmul", f16_accumulating_matmul, contracts="f32",
             supports=lambda p: True if (p.get("m"), p.get("n"), p.get("k")) == (m, n, k) else "another node's shape",
             name="f16_accumulating")
 
+    def _dispatches_bad(self, config: StackConfig) -> bool:
+        if self.fault == "threads":
+            return (config.threads or 2) > 1
+        if self.fault == "layout":
+            return config.option("layout", "row_major") == "column_major"
+        return True
+
     def run(self, model, inputs, config):
-        threads = config.threads or 2
-        values, _ = graph.run_on_backend(model, inputs, self.bad if self.always or threads > 1 else "sim")
+        values, _ = graph.run_on_backend(model, inputs, self.bad if self._dispatches_bad(config) else "sim")
         return StackRun(stack=self.name, captured=values)
 
 

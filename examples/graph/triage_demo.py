@@ -44,7 +44,8 @@ def cases():
     for name, (build, rewritten, compiler, matmul, shape) in PLANTED.items():
         yield name, np.float32, build, "compiler", compiler, rewritten, "compiler"
         yield name, np.float32, build, "runtime", DispatchingStack(shape), matmul, "runtime"
-        yield name, np.float32, build, "kernel", DispatchingStack(shape, always=True), matmul, "kernel"
+        yield name, np.float32, build, "runtime (layout)", DispatchingStack(shape, fault="layout"), matmul, "runtime"
+        yield name, np.float32, build, "kernel", DispatchingStack(shape, fault="always"), matmul, "kernel"
     erf_block = lambda dtype: transformer_block(dtype, gelu="erf_chain")  # noqa: E731
     gelu_approximation = OrtStack(session_config={"optimization.enable_gelu_approximation": "1"})
     yield "transformer_block (erf gelu)", np.float32, erf_block, "ORT gelu approximation", gelu_approximation, "gelu", \

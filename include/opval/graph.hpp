@@ -161,10 +161,12 @@ reference_run run_reference(const model& m, const std::map<std::string, value, s
 /// problem executed by the backend on the values the previous nodes gave (rounded to the
 /// operand types), an op the backend does not implement by `fallback` (opval's contract-exact
 /// emulation when none), structural nodes exactly. `values` holds every value by name;
-/// `ran_on` says, per op node, which backend ran it.
+/// `ran_on` says, per op node, which backend ran it, and `implementations` which of its
+/// kernels, where the backend says (oneDNN's implementation string: "oneDNN brg:avx512_core").
 struct backend_run {
   std::map<std::string, value, std::less<>> values;
   std::map<std::string, std::string, std::less<>> ran_on;
+  std::map<std::string, std::string, std::less<>> implementations;
 };
 
 backend_run run_on_backend(const model& m, const std::map<std::string, value, std::less<>>& inputs, backend& b,

@@ -139,8 +139,8 @@ def _add_graph_commands(commands) -> None:
         c.add_argument("model", help="an ONNX model file, or a torch.export program saved with torch.export.save (.pt2)")
         c.add_argument("--stack", default="ort:all", help=f"{'comma-separated stacks' if name == 'run' else 'the stack'}: "
                        f"{stacks} (default ort:all)")
-        c.add_argument("--inputs", help="the graph inputs as an .npz of arrays by input name (default: seeded random "
-                       "values of the inputs' types and shapes)")
+        c.add_argument("--inputs", help="the graph inputs: an .npz of arrays by input name, an .npy named after the "
+                       "input, a TensorProto .pb (default: seeded random values of the inputs' types and shapes)")
         c.add_argument("--seed", type=int, default=0, help="the seed of the random inputs (default 0)")
         c.add_argument("--policy", default="bound", help="the verdict policy, as opval run's (default bound)")
         c.add_argument("--ort-config", action="append", default=[], metavar="KEY=VALUE",
@@ -176,16 +176,10 @@ def precision_ulps() -> float:
 
 
 def _graph_inputs(args: argparse.Namespace) -> dict:
-    import numpy as np
-
+    from .graph import read_inputs
     from .triage import random_inputs
 
-    if not args.inputs:
-        return random_inputs(args.model, args.seed)
-    if not args.inputs.endswith(".npz"):
-        raise ValueError(f"--inputs {args.inputs}: give an .npz of arrays by graph input name")
-    with np.load(args.inputs) as arrays:
-        return {k: arrays[k] for k in arrays.files}
+    return read_inputs(args.model, args.inputs) if args.inputs else random_inputs(args.model, args.seed)
 
 
 def _key_values(entries: list[str], option: str) -> dict[str, str] | None:

@@ -839,14 +839,19 @@ def run_graph_reference(model: GraphModel, inputs: Sequence[tuple[str, str, Sequ
     the fp64 graph reference: every value as (name, type, shape, bytes) and each node's record
     """
 
-def run_graph_on_backend(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], backend: Backend) -> tuple[list[tuple[str, str, list[int], bytes]], dict[str, str]]:
+def run_graph_on_backend(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], backend: Backend) -> tuple[list[tuple[str, str, list[int], bytes]], dict[str, str], dict[str, str]]:
     """
-    the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node
+    the graph on an opval backend (ops it lacks: contract emulation): every value, which backend ran each op node and which of its kernels, where it says
     """
 
 def graph_node_case(model: GraphModel, node: str, values: Sequence[tuple[str, str, Sequence[int], bytes]]) -> tuple:
     """
     a node as its op-level case: (descriptor, inputs, outputs), each operand (name, opval type, shape, f64 bytes)
+    """
+
+def bind_graph_inputs(model: GraphModel, arrays: Sequence[tuple[str, str, Sequence[int], bytes]]) -> list:
+    """
+    the graph inputs bound from arrays as the model declares them (checked: names, types, shapes), each (name, opval type, shape, f64 bytes)
     """
 
 def judge_graph_nodes(model: GraphModel, inputs: Sequence[tuple[str, str, Sequence[int], bytes]], captured: Sequence[tuple[str, str, Sequence[int], bytes]], options: RunOptions) -> list:

@@ -84,17 +84,32 @@ def reference(model: Any, inputs: Any, given: Mapping[str, Any] | None = None) -
     return out
 
 
-def run_on_backend(model: Any, inputs: Any, backend: Any = "sim") -> tuple[dict[str, np.ndarray], dict[str, str]]:
+@dataclass
+class BackendRun:
+    """The model run on one of opval's backends (backend_run): every value by name (as float64
+    / int64 / bool arrays), which backend ran each op node, and which of its kernels where the
+    backend says (oneDNN's implementation string)."""
+    values: dict[str, np.ndarray]
+    ran_on: dict[str, str]
+    implementations: dict[str, str]
+
+
+def backend_run(model: Any, inputs: Any, backend: Any = "sim") -> BackendRun:
     """The model run on one of opval's backends (a name, a plugin path, or an opval.Backend such
     as opval.kernel_backend(...)): each op node's problem executed by it on the values the
-    previous nodes gave, the ops it does not implement by opval's contract-exact emulation.
-    Returns every value by name (as float64 / int64 / bool arrays) and which backend ran each op
-    node: a user's kernel dropped into a real model, to judge with opval.graph.judge."""
+    previous nodes gave, the ops it does not implement by opval's contract-exact emulation —
+    a user's kernel dropped into a real model, to judge with opval.graph.judge."""
     from .backends import resolve_backend
 
-    values, ran_on = _opval.run_graph_on_backend(load(model), _tuples(inputs), resolve_backend(backend))
-    return ({name: np.frombuffer(data, dtype=_VALUE_TYPES[t]).reshape(shape).copy() for name, t, shape, data in values},
-            dict(ran_on))
+    values, ran_on, implementations = _opval.run_graph_on_backend(load(model), _tuples(inputs), resolve_backend(backend))
+    return BackendRun({name: np.frombuffer(data, dtype=_VALUE_TYPES[t]).reshape(shape).copy()
+                       for name, t, shape, data in values}, dict(ran_on), dict(implementations))
+
+
+def run_on_backend(model: Any, inputs: Any, backend: Any = "sim") -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """backend_run's values and which backend ran each op node."""
+    run = backend_run(model, inputs, backend)
+    return run.values, run.ran_on
 
 
 def judge(model: Any, inputs: Any, captured: Mapping[str, Any], *, policy: str = "bound", worst: int = 5,
@@ -225,6 +240,15 @@ def _typed(type_name: str, shape, data: bytes) -> np.ndarray:
     from .arrays import numpy_dtype
 
     return np.frombuffer(data, dtype=np.float64).reshape(shape).astype(numpy_dtype(_opval.parse_dtype(type_name)))
+
+
+def read_inputs(model: Any, path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The graph inputs of `model` in the file `path` (.npz keyed by input name, .npy named after
+    one, ONNX TensorProto .pb), read by the core's array reader and bound as the model declares
+    them: an array naming no input, of another type or of a shape the declaration does not allow,
+    a missing input, or a file that does not read, is one ValueError naming it. Each array comes
+    back in its declared type (a bfloat16 array that NumPy saved as raw 2-byte records included)."""
+    return {name: _typed(t, shape, data) for name, t, shape, data in _opval.bind_graph_inputs(load(model), _from_file(path))}
 
 
 def node_case(model: Any, node: str, values: Mapping[str, Any], contracts: Mapping[str, str] | None = None

@@ -80,11 +80,42 @@ def _as_model(model: Any):
     return model
 
 
-def _session(model_bytes: bytes, level: str, threads: int | None, disabled: Sequence[str], optimized_path: str | None,
-             config: Mapping[str, str] | None, profile_prefix: str | None = None):
+#: ONNX Runtime's dispatch options (OrtStack.runtime_options), the default first: weights
+#: prepacked for MLAS's GEMM and convolution kernels or not (`session.disable_prepacking`, another
+#: kernel path), the CPU memory arena and memory-pattern planning (buffers reused across
+#: nodes), sequential or parallel execution of independent nodes.
+ORT_RUNTIME_OPTIONS = {"prepacking": ("on", "off"), "arena": ("on", "off"), "execution": ("sequential", "parallel")}
+#: Providers that run no kernels of their own here (Azure's calls a remote endpoint).
+_NOT_COMPUTE_PROVIDERS = {"AzureExecutionProvider"}
+
+
+def ort_runtime_options() -> dict[str, tuple[str, ...]]:
+    """ORT_RUNTIME_OPTIONS, and `provider` where this ONNX Runtime has an execution provider
+    besides the CPU's (CUDA's, DirectML's, ...): each is another set of kernels."""
     import onnxruntime as ort
 
+    options = dict(ORT_RUNTIME_OPTIONS)
+    others = [p for p in ort.get_available_providers() if p not in _NOT_COMPUTE_PROVIDERS | {"CPUExecutionProvider"}]
+    if others:
+        options["provider"] = ("CPUExecutionProvider", *others)
+    return options
+
+
+def _session(model_bytes: bytes, level: str, threads: int | None, disabled: Sequence[str], optimized_path: str | None,
+             config: Mapping[str, str] | None, profile_prefix: str | None = None, runtime: Mapping[str, str] | None = None):
+    import onnxruntime as ort
+
+    runtime = dict(runtime or {})
     so = ort.SessionOptions()
+    if runtime.get("prepacking") == "off":
+        so.add_session_config_entry("session.disable_prepacking", "1")
+    if runtime.get("arena") == "off":
+        so.enable_cpu_mem_arena = False
+        so.enable_mem_pattern = False
+    if runtime.get("execution") == "parallel":
+        so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    provider = runtime.get("provider", "CPUExecutionProvider")
+    providers = [provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else [])
     if profile_prefix:
         so.enable_profiling = True
         so.profile_file_prefix = profile_prefix
@@ -96,8 +127,7 @@ def _session(model_bytes: bytes, level: str, threads: int | None, disabled: Sequ
         so.optimized_model_filepath = optimized_path
     for key, value in (config or {}).items():
         so.add_session_config_entry(key, value)
-    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"],
-                                disabled_optimizers=list(disabled) or None)
+    return ort.InferenceSession(model_bytes, so, providers=providers, disabled_optimizers=list(disabled) or None)
 
 
 def _value_types(model) -> dict[str, int]:
@@ -115,19 +145,22 @@ def _value_types(model) -> dict[str, int]:
 
 
 def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", threads: int | None = None,
-            disabled_optimizers: Sequence[str] = (), config: Mapping[str, str] | None = None) -> StackRun:
+            disabled_optimizers: Sequence[str] = (), config: Mapping[str, str] | None = None,
+            runtime: Mapping[str, str] | None = None) -> StackRun:
     """Runs `model` on ONNX Runtime's CPU provider at optimization `level` and captures every
-    value of the original model that the optimized graph still has (see the module's text)."""
+    value of the original model that the optimized graph still has (see the module's text).
+    runtime: dispatch options by name (ort_runtime_options), applied to both sessions."""
     import onnx
     from onnx import helper
 
     original = _as_model(model)
     feeds = {k: np.asarray(v) for k, v in inputs.items()}
-    run = StackRun(stack=f"ort:{level}" + (f":threads={threads}" if threads else ""))
+    runtime = dict(runtime or {})
+    run = StackRun(stack=f"ort:{level}" + spec_suffix(StackConfig(threads=threads, runtime=tuple(sorted(runtime.items())))))
     with tempfile.TemporaryDirectory() as tmp:
         optimized_path = os.path.join(tmp, "optimized.onnx")
         plain = _session(original.SerializeToString(), level, threads, disabled_optimizers, optimized_path, config,
-                         profile_prefix=os.path.join(tmp, "profile"))
+                         profile_prefix=os.path.join(tmp, "profile"), runtime=runtime)
         names = [o.name for o in plain.get_outputs()]
         run.outputs = dict(zip(names, plain.run(None, feeds)))
         optimized = onnx.load(optimized_path)
@@ -140,7 +173,7 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
     run.not_observable = sorted(wanted - present)
     for name in observed:
         optimized.graph.output.append(helper.make_tensor_value_info(name, types[name], None))
-    instrumented = _session(optimized.SerializeToString(), "disable_all", threads, (), None, None)
+    instrumented = _session(optimized.SerializeToString(), "disable_all", threads, (), None, None, runtime=runtime)
     out_names = [o.name for o in instrumented.get_outputs()]
     values = dict(zip(out_names, instrumented.run(None, feeds)))
     for name in names:
@@ -195,19 +228,34 @@ def ort_fired_passes(model: Any, *, level: str = "all", config: Mapping[str, str
 @dataclass(frozen=True)
 class StackConfig:
     """One way of running a stack: the compiler's optimization level (None: the stack's own
-    default), the compiler passes turned off, and the thread count (None: the stack's default)."""
+    default), the compiler passes turned off, the thread count (None: the stack's default), and
+    the runtime's dispatch options that are not the default, as sorted (name, value) pairs
+    (Stack.runtime_options: ONNX Runtime's prepacking, torch's oneDNN kernels, a layout)."""
     level: str | None = None
     disabled: tuple[str, ...] = ()
     threads: int | None = None
+    runtime: tuple[tuple[str, str], ...] = ()
 
     def but(self, **changes) -> "StackConfig":
         return replace(self, **changes)
+
+    def option(self, name: str, default: str) -> str:
+        """The value of runtime option `name` in this configuration."""
+        return dict(self.runtime).get(name, default)
+
+    def with_option(self, name: str, value: str, default: str) -> "StackConfig":
+        """This configuration with runtime option `name` set to `value` (left out at its default)."""
+        options = {k: v for k, v in self.runtime if k != name}
+        if value != default:
+            options[name] = value
+        return replace(self, runtime=tuple(sorted(options.items())))
 
     def __str__(self) -> str:
         parts = [self.level or "default level"]
         if self.disabled:
             parts.append("without " + ", ".join(self.disabled))
         parts.append(f"{self.threads} thread{'s' if self.threads != 1 else ''}" if self.threads else "default threads")
+        parts += [f"{k}={v}" for k, v in self.runtime]
         return ", ".join(parts)
 
 
@@ -222,6 +270,9 @@ class Stack:
     levels: tuple[str, ...] = ()
     #: The thread counts its dispatch can be tried with; () when there is one way only.
     thread_choices: tuple[int, ...] = ()
+    #: The runtime's other dispatch options — each a name and its values, the default first —
+    #: which change the kernels chosen or how they are run but not the graph compiled.
+    runtime_options: Mapping[str, tuple[str, ...]] = {}
 
     def __init__(self, config: StackConfig | None = None):
         self.config = config or StackConfig(level=self.levels[-1] if self.levels else None)
@@ -287,11 +338,12 @@ class OrtStack(Stack):
     def __init__(self, config: StackConfig | None = None, session_config: Mapping[str, str] | None = None):
         super().__init__(config)
         self.thread_choices = one_or_every_core()
+        self.runtime_options = ort_runtime_options()
         self.session_config = dict(session_config or {})
 
     def run(self, model, inputs, config):
         return ort_run(model, inputs, level=config.level or "all", threads=config.threads,
-                       disabled_optimizers=config.disabled, config=self.session_config)
+                       disabled_optimizers=config.disabled, config=self.session_config, runtime=dict(config.runtime))
 
     def fired_passes(self, model, level):
         return ort_fired_passes(model, level=level, config=self.session_config)
@@ -299,7 +351,7 @@ class OrtStack(Stack):
     def command_line(self, config):
         if config.disabled:
             return None  # the command line does not take disabled_optimizers
-        spec = f"ort:{config.level or 'all'}" + (f":threads={config.threads}" if config.threads else "")
+        spec = f"ort:{config.level or 'all'}" + spec_suffix(config)
         return ["--stack", spec] + [a for k, v in self.session_config.items() for a in ("--ort-config", f"{k}={v}")]
 
 
@@ -316,17 +368,21 @@ class BackendStack(Stack):
         return None if self.name.startswith("python:") else ["--stack", self.name]  # a Python kernel has no name there
 
     def run(self, model, inputs, config):
-        values, ran_on = graph.run_on_backend(model, inputs, self.backend)
-        return StackRun(stack=self.name, outputs={n: values[n] for n in graph.load(model).output_names if n in values},
-                        captured=values, notes=[f"op nodes ran on: {', '.join(sorted(set(ran_on.values())))}"])
+        run = graph.backend_run(model, inputs, self.backend)
+        names = graph.load(model).output_names
+        return StackRun(stack=self.name, outputs={n: run.values[n] for n in names if n in run.values},
+                        captured=run.values, notes=[f"op nodes ran on: {', '.join(sorted(set(run.ran_on.values())))}"],
+                        kernels={n: f"{b}: {run.implementations[n]}" if n in run.implementations else b
+                                 for n, b in run.ran_on.items()})
 
 
 def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> Stack:
-    """A stack from its command-line name: `ort[:LEVEL][:threads=N]` (ONNX Runtime, LEVEL one of
-    ORT_LEVELS, default all; `ort_config`: its session config entries, such as
-    optimization.enable_gelu_approximation), `torch_compile[:LEVEL][:threads=N]` (the model
-    lowered to PyTorch under torch.compile, LEVEL one of opval.torch_stack.TORCH_LEVELS, default
-    inductor), `jax[:disable_jit|jit]` (the model lowered to JAX, op by op or under jax.jit, default
+    """A stack from its command-line name: `ort[:LEVEL][:threads=N][:NAME=VALUE...]` (ONNX
+    Runtime, LEVEL one of ORT_LEVELS, default all, NAME=VALUE its runtime options,
+    ort_runtime_options; `ort_config`: its session config entries, such as
+    optimization.enable_gelu_approximation), `torch_compile[:LEVEL][:threads=N][:NAME=VALUE...]`
+    (the model lowered to PyTorch under torch.compile, LEVEL one of
+    opval.torch_stack.TORCH_LEVELS, default inductor, runtime options TORCH_RUNTIME_OPTIONS), `jax[:disable_jit|jit]` (the model lowered to JAX, op by op or under jax.jit, default
     jit; `jax_jit` is jax:jit), or an opval backend (a registered name such as sim or onednn, or a plugin path)
     running every op node it implements."""
     head, *rest = spec.split(":")
@@ -337,11 +393,12 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
             raise ValueError(f"stack '{spec}': jax_jit is jax:jit and takes no options")
         return JaxStack(_spec_config(spec, rest, JAX_LEVELS, takes_threads=False))
     if head == "torch_compile":
-        from .torch_stack import TORCH_LEVELS, TorchCompileStack
+        from .torch_stack import TORCH_LEVELS, TORCH_RUNTIME_OPTIONS, TorchCompileStack
 
-        return TorchCompileStack(_spec_config(spec, rest, TORCH_LEVELS))
+        return TorchCompileStack(_spec_config(spec, rest, TORCH_LEVELS, runtime_options=TORCH_RUNTIME_OPTIONS))
     if head == "ort":
-        return OrtStack(_spec_config(spec, rest, ORT_LEVELS), session_config=ort_config)
+        return OrtStack(_spec_config(spec, rest, ORT_LEVELS, runtime_options=ort_runtime_options()),
+                        session_config=ort_config)
     if rest or ort_config:
         raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile and jax do)")
     from .backends import resolve_backend
@@ -349,19 +406,32 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     return BackendStack(resolve_backend(head))
 
 
-def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str], takes_threads: bool = True) -> StackConfig:
-    """A stack spec's options: one of `levels` (default the last, everything on) and, where the
-    stack's dispatch takes it, threads=N."""
-    level, threads = levels[-1], None
+def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str], takes_threads: bool = True,
+                 runtime_options: Mapping[str, tuple[str, ...]] | None = None) -> StackConfig:
+    """A stack spec's options: one of `levels` (default the last, everything on), where the
+    stack's dispatch takes it threads=N, and NAME=VALUE for each of its runtime options."""
+    runtime_options = runtime_options or {}
+    config = StackConfig(level=levels[-1])
     for part in options:
-        if part.startswith("threads=") and takes_threads:
-            count = part.partition("=")[2]
-            threads = int(count) if count.isdigit() else 0
+        name, equals, value = part.partition("=")
+        if name == "threads" and equals and takes_threads:
+            threads = int(value) if value.isdigit() else 0
             if threads <= 0:
                 raise ValueError(f"stack '{spec}': threads= takes a positive count")
+            config = config.but(threads=threads)
+        elif name in runtime_options and equals:
+            if value not in runtime_options[name]:
+                raise ValueError(f"stack '{spec}': {name}= takes {', '.join(runtime_options[name])}, not '{value}'")
+            config = config.with_option(name, value, runtime_options[name][0])
         elif part in levels:
-            level = part
+            config = config.but(level=part)
         else:
-            known = f"levels: {', '.join(levels)}" + ("; threads=N" if takes_threads else "")
+            known = f"levels: {', '.join(levels)}" + ("; threads=N" if takes_threads else "") + "".join(
+                f"; {k}={'|'.join(v)}" for k, v in runtime_options.items())
             raise ValueError(f"stack '{spec}': unknown option '{part}' ({known})")
-    return StackConfig(level=level, threads=threads)
+    return config
+
+
+def spec_suffix(config: StackConfig) -> str:
+    """The `:threads=N:NAME=VALUE...` part of a stack's command-line name for `config`."""
+    return (f":threads={config.threads}" if config.threads else "") + "".join(f":{k}={v}" for k, v in config.runtime)

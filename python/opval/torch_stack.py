@@ -3,7 +3,8 @@
 The model is lowered node for node to PyTorch (opval.torch_lowering) and run under
 torch.compile at one of the levels of Inductor's own bisector — eager (TorchDynamo alone),
 aot_eager (with AOTAutograd), aot_eager_decomp_partition (with decompositions and the
-partitioner), inductor — with torch's thread count as the dispatch knob.
+partitioner), inductor — with torch's thread count, ATen's oneDNN kernels and the inputs'
+memory format as the dispatch knobs.
 
 Intermediates: a compiled graph that returns every value must store values an optimized graph
 would keep in registers, which can change what Inductor fuses, so each run compiles twice —
@@ -23,24 +24,42 @@ import io
 from typing import Any, Callable, Mapping
 
 from .arrays import from_any
-from .graph_stacks import Stack, StackConfig, StackRun, lowered_once, note_if_observing_changed, one_or_every_core
+from .graph_stacks import (Stack, StackConfig, StackRun, lowered_once, note_if_observing_changed, one_or_every_core,
+                           spec_suffix)
 from .torch_export import _quiet
 
 #: Inductor's bisection levels, from TorchDynamo alone to the whole compiler.
 TORCH_LEVELS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+#: The dispatch options of the stack's runtime, the default first: ATen's oneDNN (mkldnn)
+#: kernels on or off (off: its native convolutions and matmuls), and the memory format of the
+#: 4-D inputs (channels_last: NHWC strides, which steer the convolutions' kernels and layouts).
+TORCH_RUNTIME_OPTIONS = {"mkldnn": ("on", "off"), "layout": ("contiguous", "channels_last")}
 
 
 @contextlib.contextmanager
-def _threads(count: int | None):
+def _dispatch(config: StackConfig):
+    """The thread count and ATen's oneDNN kernels as `config` says, for what runs inside."""
     import torch
 
-    before = torch.get_num_threads()
-    if count:
-        torch.set_num_threads(count)
+    threads, mkldnn = torch.get_num_threads(), torch._C._get_mkldnn_enabled()
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    # Only the switch: torch.backends.mkldnn.flags() would also reset oneDNN's TF32 setting.
+    torch._C._set_mkldnn_enabled(config.option("mkldnn", "on") == "on")
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        torch.set_num_threads(threads)
+        torch._C._set_mkldnn_enabled(mkldnn)
+
+
+def _laid_out(feeds: list, config: StackConfig) -> list:
+    """The inputs in the memory format `config` says: 4-D tensors channels-last on request."""
+    import torch
+
+    if config.option("layout", "contiguous") != "channels_last":
+        return feeds
+    return [f.contiguous(memory_format=torch.channels_last) if getattr(f, "dim", lambda: 0)() == 4 else f for f in feeds]
 
 
 class TorchCompileStack(Stack):
@@ -49,6 +68,8 @@ class TorchCompileStack(Stack):
     pass such as post_grad_custom_post_pass is one)."""
     name = "torch_compile"
     levels = TORCH_LEVELS
+
+    runtime_options = TORCH_RUNTIME_OPTIONS
 
     def __init__(self, config: StackConfig | None = None, inductor_config: Mapping[str, Any] | None = None):
         super().__init__(config)
@@ -89,10 +110,10 @@ class TorchCompileStack(Stack):
             raise ValueError(f"{self.name} turns passes off through torch's compiler bisector, not by name "
                              f"({', '.join(config.disabled)})")
         program = self.program(model)
-        feeds = program.feeds(inputs)
+        feeds = _laid_out(program.feeds(inputs), config)
         level = config.level or self.levels[-1]
-        run = StackRun(stack=f"{self.name}:{level}" + (f":threads={config.threads}" if config.threads else ""))
-        with torch.no_grad(), _threads(config.threads):
+        run = StackRun(stack=f"{self.name}:{level}" + spec_suffix(config))
+        with torch.no_grad(), _dispatch(config):
             observed = self._compiled(program, program.values, config, feeds)
             run.captured = {n: from_any(v) for n, v in zip(program.values, observed)}
             if plain:
@@ -155,8 +176,7 @@ class TorchCompileStack(Stack):
     def command_line(self, config):
         if self.inductor_config:
             return None  # the command line takes no Inductor config
-        return ["--stack", f"torch_compile:{config.level or self.levels[-1]}"
-                + (f":threads={config.threads}" if config.threads else "")]
+        return ["--stack", f"torch_compile:{config.level or self.levels[-1]}" + spec_suffix(config)]
 
 
 #: The bisector's run states for the evidence: what the run did, and what it means when the

@@ -7,7 +7,7 @@ evidence (docs/GRAPH.md, "Triage").
     print(report.markdown())
 
 Each experiment is a run of the same stack with one knob changed (the optimization level, a
-pass turned off, the thread count), judged node by node with opval.graph.judge; a hypothesis
+pass turned off, the thread count, a runtime option), judged node by node with opval.graph.judge; a hypothesis
 is kept or cleared by whether the first divergent node still fails *locally* there — its
 error against its own bound on the inputs the stack gave it — so error a node merely inherits
 never steers the bisection.
@@ -271,31 +271,34 @@ class _Triager:
     # -- runtime dispatch ------------------------------------------------------------------
 
     def runtime(self, base: Observation, node: str) -> str | None:
-        """The dispatch under which `node` passes while it fails as configured; None when every
-        dispatch the stack offers fails alike (or it offers one)."""
-        choices = [t for t in self.stack.thread_choices if t != base.config.threads]
-        if not choices:
+        """The dispatch under which `node` passes while it fails as configured — another thread
+        count, or another value of one of the stack's runtime options (prepacked kernels, oneDNN
+        kernels, a layout, an execution provider), one knob at a time; None when every dispatch
+        the stack offers fails alike (or it offers one)."""
+        tries = _dispatch_variations(self.stack, base.config)
+        if not tries:
             self.note("runtime", "-", f"{self.stack} has one dispatch here", "not tested")
             return None
-        passing = []
-        for threads in choices:
-            tried = self.observe(base.config.but(threads=threads))
+        passing: dict[str, list[str]] = {}  # by what the configured run has of the knob changed
+        for configured, label, config in tries:
+            tried = self.observe(config)
             cleared = not self.diverges(tried, node)
             self.note("runtime", f"rerun at {tried.config}", tried.describe(node), "implicated" if cleared else "same failure")
             if cleared:
-                passing.append(threads)
+                passing.setdefault(configured, []).append(label)
         if not passing:
             return None
-        return (f"'{node}' fails at {base.config.threads or 'the default'} threads and passes at "
-                f"{', '.join(map(str, passing))}")
+        return f"'{node}' " + "; ".join(f"fails at {configured} and passes at {', '.join(labels)}"
+                                        for configured, labels in passing.items())
 
     # -- kernel ----------------------------------------------------------------------------
 
     def kernel(self, base: Observation, node: str) -> bool:
         """Whether `node` still fails alone in the most conservative configuration: no
-        optimization, the fewest threads."""
+        optimization, the fewest threads, every runtime option at its default."""
         quiet = base.config.but(level=self.stack.levels[0] if self.stack.levels else base.config.level, disabled=(),
-                                threads=min(self.stack.thread_choices) if self.stack.thread_choices else base.config.threads)
+                                threads=min(self.stack.thread_choices) if self.stack.thread_choices else base.config.threads,
+                                runtime=())
         tried = self.observe(quiet)
         fails = self.diverges(tried, node)
         self.note("kernel", f"'{node}' alone through opval's op-level judge on the inputs the stack gave it, at "
@@ -304,13 +307,29 @@ class _Triager:
         return fails
 
 
+def _threads_text(threads: int | None) -> str:
+    return f"{threads} thread{'s' if threads != 1 else ''}" if threads else "the default threads"
+
+
+def _dispatch_variations(stack: Stack, config: StackConfig) -> list[tuple[str, str, StackConfig]]:
+    """The dispatches to try beside `config`'s, one knob changed each: the other thread counts,
+    then each other value of each runtime option; each with what `config` has of that knob and
+    what the try has, in words."""
+    out = [(_threads_text(config.threads), _threads_text(t), config.but(threads=t))
+           for t in stack.thread_choices if t != config.threads]
+    for name, values in stack.runtime_options.items():
+        current = config.option(name, values[0])
+        out += [(f"{name}={current}", f"{name}={v}", config.with_option(name, v, values[0])) for v in values if v != current]
+    return out
+
+
 def triage(model: Any, inputs: Mapping[str, Any], stack: Stack, *, config: StackConfig | None = None,
            policy: str = "bound", contracts: Mapping[str, str] | None = None,
            progress: Callable[[str], None] | None = None) -> Triage:
     """Runs `model` on `stack` (in `config`, default the stack's own), finds the first node
     whose local verdict fails, and tests the hypotheses in turn: the compiler (rerun with
     optimizations off, bisect the levels, then the passes that fired), runtime dispatch (other
-    thread counts), the kernel (the node alone, in the most conservative configuration). The
+    thread counts, other values of the stack's runtime options), the kernel (the node alone, in the most conservative configuration). The
     blame goes to the first hypothesis an experiment keeps. contracts: the contracts the stack
     documents for some nodes, by node name or op type (opval.graph.load)."""
     t = _Triager(model, inputs, stack, policy, dict(contracts or {}), progress)

@@ -42,6 +42,15 @@ std::vector<array_tuple> tuples_of(const std::vector<array_data>& arrays) {
 }
 
 // Values given by name (a stack's outputs of nodes opval cannot run), as the graph keeps them.
+// Values as (name, opval type, shape, float64 bytes): opval.graph types them as NumPy arrays.
+nb::list typed_tuples(const std::vector<std::pair<std::string, graph::value>>& values) {
+  nb::list out;
+  for (const auto& [name, v] : values)
+    out.append(nb::make_tuple(name, std::string(to_string(v.type)), v.shape,
+                              nb::bytes(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(double))));
+  return out;
+}
+
 std::map<std::string, graph::value, std::less<>> values_of(const std::vector<array_tuple>& given) {
   std::map<std::string, graph::value, std::less<>> out;
   for (const array_data& a : arrays_from(given)) {
@@ -142,21 +151,21 @@ void bind_graph(nb::module_& m) {
     }
     graph::reference_run as_run;
     as_run.values = std::move(run.values);
-    return std::make_pair(tuples_of(graph::arrays_of(as_run)), run.ran_on);
+    return std::make_tuple(tuples_of(graph::arrays_of(as_run)), run.ran_on, run.implementations);
   }, nb::arg("model"), nb::arg("inputs"), nb::arg("backend"),
-        "the graph on an opval backend (ops it lacks: contract emulation): every value and which backend ran each op node");
+        "the graph on an opval backend (ops it lacks: contract emulation): every value, which backend ran each op "
+        "node and which of its kernels, where it says");
   m.def("graph_node_case", [](const graph::model& g, const std::string& node, const std::vector<array_tuple>& values) {
     const graph::node_case c = graph::case_of_node(g, node, values_of(values));
-    const auto packed = [](const std::vector<std::pair<std::string, graph::value>>& operands) {
-      nb::list out;
-      for (const auto& [name, v] : operands)
-        out.append(nb::make_tuple(name, std::string(to_string(v.type)), v.shape,
-                                  nb::bytes(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(double))));
-      return out;
-    };
-    return nb::make_tuple(c.prob.to_string(), packed(c.inputs), packed(c.outputs));
+    return nb::make_tuple(c.prob.to_string(), typed_tuples(c.inputs), typed_tuples(c.outputs));
   }, nb::arg("model"), nb::arg("node"), nb::arg("values"),
         "a node as its op-level case: (descriptor, inputs, outputs), each operand (name, opval type, shape, f64 bytes)");
+  m.def("bind_graph_inputs", [](const graph::model& g, const std::vector<array_tuple>& arrays) {
+    const auto bound = graph::bind_inputs(g, arrays_from(arrays));
+    return typed_tuples(std::vector<std::pair<std::string, graph::value>>(bound.begin(), bound.end()));
+  }, nb::arg("model"), nb::arg("arrays"),
+        "the graph inputs bound from arrays as the model declares them (checked: names, types, shapes), each "
+        "(name, opval type, shape, f64 bytes)");
   m.def("judge_graph_nodes", [](const graph::model& g, const std::vector<array_tuple>& inputs,
                                 const std::vector<array_tuple>& captured, const run_options& o) {
     const std::vector<array_data> arrays = arrays_from(inputs);

@@ -23,15 +23,16 @@ backend* runner_for(const problem& p, backend& b, backend* fallback) {
 }
 
 // The op's outputs from `runner` (or opval's contract-exact emulation), on operand tensors of
-// the problem's types and layouts holding the call's values.
-std::vector<value> executed(const op_call& call, backend* runner) {
+// the problem's types and layouts holding the call's values; `implementation`: the kernel the
+// runner says it ran.
+std::vector<value> executed(const op_call& call, backend* runner, std::string& implementation) {
   const problem& p = *call.prob;
   const op_spec& spec = p.spec();
   std::vector<tensor> in = allocate(spec.inputs(p)), out = allocate(spec.outputs(p));
   for (std::size_t i = 0; i < in.size(); ++i) in[i].assign(call.operands[i].data);
   if (runner) {
     runner->prepare(p, in, out);
-    runner->execute(p, in, out);
+    implementation = runner->execute(p, in, out).implementation;
     runner->synchronize(out);
   } else {
     spec.simulate(p, in, out);
@@ -66,7 +67,9 @@ backend_run run_on_backend(const model& m, const std::map<std::string, value, st
     if (call && call->prob) {
       backend* runner = runner_for(*call->prob, b, fallback);
       run.ran_on[n.name] = runner ? runner->name() : "sim (contract emulation)";
-      out = executed(*call, runner);
+      std::string implementation;
+      out = executed(*call, runner, implementation);
+      if (!implementation.empty()) run.implementations[n.name] = std::move(implementation);
     } else if (call) {
       out = call->exact;
     } else if (const structural_fn fn = find_structural(n)) {

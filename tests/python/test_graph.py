@@ -118,3 +118,21 @@ def test_fused_and_expanded_node_tests_agree(node_test_results):
     pairs = [r for r in node_test_results if r.expanded and r.passed]
     assert len(pairs) >= 20, "the expanded cases that map (CastLike's) do not all pass"
     assert onnx_node_tests.fused_versus_decomposed(node_test_results) == []
+
+
+def test_graph_inputs_are_read_as_the_model_declares_them(tmp_path):
+    """--inputs files go through the core's array reader (.npz, .npy, .pb) and are bound as the
+    model declares them: a bfloat16 array, which NumPy can only save as raw 2-byte records,
+    comes back as bfloat16; a float64 array for a float32 input is one error naming it."""
+    import ml_dtypes
+
+    model, inputs = mlp(ml_dtypes.bfloat16)
+    np.savez(tmp_path / "bf16.npz", **inputs)
+    read = graph.read_inputs(model, tmp_path / "bf16.npz")
+    assert read["x"].dtype == ml_dtypes.bfloat16 and np.array_equal(read["x"].view(np.uint16), inputs["x"].view(np.uint16))
+    model32, inputs32 = mlp(np.float32)
+    np.save(tmp_path / "x.npy", inputs32["x"])
+    assert np.array_equal(graph.read_inputs(model32, tmp_path / "x.npy")["x"], inputs32["x"])
+    np.savez(tmp_path / "f64.npz", x=inputs32["x"].astype(np.float64))
+    with pytest.raises(ValueError, match="graph input 'x': the array is stored as '<f8', the contract's type for it is f32"):
+        graph.read_inputs(model32, tmp_path / "f64.npz")

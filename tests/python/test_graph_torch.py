@@ -159,3 +159,25 @@ def test_a_saved_program_runs_from_the_command_line(tmp_path):
     (tmp_path / "bad.pt2").write_bytes(b"not a program")
     bad = _cli("graph", "run", str(tmp_path / "bad.pt2"))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a torch.export program" in bad.stderr
+
+
+def test_runtime_options_change_the_kernels_and_blame_nothing():
+    """torch's dispatch options: ATen's oneDNN kernels off (its native convolution instead) and
+    channels-last inputs (NHWC strides) each run the CNN correctly; a stack's name sets them,
+    and triage's runtime hypothesis tries each."""
+    model, inputs = models.cnn(np.float32)
+    stack = graph_stacks.stack_from_spec("torch_compile:aot_eager:mkldnn=off:layout=channels_last")
+    assert stack.config.runtime == (("layout", "channels_last"), ("mkldnn", "off"))
+    assert stack.command_line(stack.config) == ["--stack", "torch_compile:aot_eager:layout=channels_last:mkldnn=off"]
+    runs = {}
+    for option in ("", ":mkldnn=off", ":layout=channels_last"):
+        config = graph_stacks.stack_from_spec(f"torch_compile:aot_eager{option}").config
+        runs[option] = stack.run(model, inputs, config).captured
+        assert _blamed(graph.judge(model, inputs, runs[option])) == [], option
+    # another kernel: ATen's native convolution rounds differently from oneDNN's
+    assert not np.array_equal(runs[""]["conv1"], runs[":mkldnn=off"]["conv1"])
+    import torch
+
+    assert torch._C._get_mkldnn_enabled()  # the switch is put back
+    with pytest.raises(ValueError, match="layout= takes contiguous, channels_last, not 'nhwc'"):
+        graph_stacks.stack_from_spec("torch_compile:layout=nhwc")

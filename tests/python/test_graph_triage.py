@@ -13,6 +13,7 @@ import pytest
 
 import opval
 from opval import graph, graph_stacks
+from opval.graph_stacks import StackConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
 from models import cnn, mlp, transformer_block  # noqa: E402
@@ -40,6 +41,15 @@ def test_sim_running_every_op_node_blames_nothing(build):
     assert _judged(judgements) == len(judgements)  # every node's values were there
     final = judgements[-1]  # the node giving the graph's output
     assert 0 < final["accumulated_max_rel"] < 1e-3  # float32 error, accumulated, and explained
+
+
+def test_a_backend_stack_records_which_kernel_ran_each_node():
+    """oneDNN says which implementation ran (its impl_info_str): the stack's run records it per
+    node, as ONNX Runtime's profile is recorded, for the records and the evidence."""
+    model, inputs = mlp(np.float32)
+    run = graph_stacks.BackendStack("onednn").run(model, inputs, StackConfig())
+    assert run.kernels["fc0"].startswith("onednn: oneDNN ") and "fpmath" in run.kernels["fc0"], run.kernels
+    assert _blamed(graph.judge(model, inputs, run.captured)) == []
 
 
 @pytest.mark.parametrize("level", graph_stacks.ORT_LEVELS)
@@ -145,7 +155,7 @@ def test_onnx_runtime_passes_named_by_its_log_can_be_disabled_and_observing_chan
 # only through the Stack interface (run, fired_passes, levels, thread_choices), never inside.
 
 from opval import triage  # noqa: E402
-from opval.graph_stacks import OrtStack, StackConfig  # noqa: E402
+from opval.graph_stacks import OrtStack  # noqa: E402
 
 
 def test_a_fault_inside_a_fusion_is_blamed_on_the_region_and_bisected_to_its_pass():
@@ -174,7 +184,8 @@ def test_onnx_runtime_approximating_an_erf_gelu_is_blamed_on_its_pass():
     report = triage.triage(model, inputs, stack)
     assert report.first["node"] == "gelu" and report.first["region"] == ["gelu_div", "gelu_erf", "gelu_add", "gelu_mul", "gelu"]
     assert report.blame == "compiler" and report.culprit == "pass GeluApproximation at level extended", report.markdown()
-    assert report.runs <= 12
+    # the levels and the halving of the passes (8 at most), then 5 dispatches and the kernel's run
+    assert report.runs <= 14
 
 
 @pytest.mark.parametrize("level", graph_stacks.ORT_LEVELS)
@@ -205,7 +216,7 @@ def test_triage_blames_the_compiler_pass_that_rewrote_a_node(build):
     assert hypotheses[0] == "where" and {"compiler", "runtime", "kernel"} <= set(hypotheses)
     kernel = next(e for e in report.evidence if e.hypothesis == "kernel")
     assert kernel.conclusion == "cleared"  # with optimizations off the node passes alone
-    assert 4 <= report.runs <= 12  # levels, then passes, halved: not one run per pass
+    assert 4 <= report.runs <= 15  # levels, then passes, halved (not one run per pass); 5 dispatches, the kernel
 
 
 @pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
@@ -218,10 +229,49 @@ def test_triage_blames_the_runtime_when_one_thread_count_dispatches_a_wrong_kern
 
 
 @pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_triage_blames_the_runtime_when_one_layout_dispatches_a_wrong_kernel(build):
+    """A runtime option of the stack (the weights' layout) is a dispatch knob like the thread
+    count: the node fails at column_major at either thread count and passes at row_major."""
+    model, inputs = build(np.float32)
+    node, shape = _FAULTY_MATMUL[build.__name__]
+    report = triage.triage(model, inputs, DispatchingStack(shape, fault="layout"))
+    assert report.first["node"] == node and report.blame == "runtime", report.markdown()
+    assert report.culprit == f"'{node}' fails at layout=column_major and passes at layout=row_major", report.markdown()
+    runtime = {e.experiment: e.conclusion for e in report.evidence if e.hypothesis == "runtime"}
+    assert runtime == {"rerun at default level, 1 thread, layout=column_major": "same failure",
+                       "rerun at default level, 2 threads, layout=column_major": "same failure",
+                       "rerun at default level, default threads": "implicated"}, runtime
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
+def test_onnx_runtime_runtime_options_blame_nothing_and_are_named_on_the_command_line(build):
+    """ONNX Runtime's dispatch options — prepacked weights off (another MLAS kernel path), the
+    memory arena and pattern planning off, parallel execution — run each model correctly, and
+    a stack's name sets them."""
+    model, inputs = build(np.float32)
+    for option, value in (("prepacking", "off"), ("arena", "off"), ("execution", "parallel")):
+        stack = graph_stacks.stack_from_spec(f"ort:all:{option}={value}")
+        assert stack.config.runtime == ((option, value),) and stack.command_line(stack.config)[1] == \
+            f"ort:all:{option}={value}"
+        run = stack.run(model, inputs, stack.config)
+        assert run.stack == f"ort:all:{option}={value}"
+        assert _blamed(graph.judge(model, inputs, run.captured)) == [], option
+
+
+def test_a_runtime_option_is_checked_by_name_and_value():
+    with pytest.raises(ValueError, match="prepacking= takes on, off, not 'maybe'"):
+        graph_stacks.stack_from_spec("ort:prepacking=maybe")
+    with pytest.raises(ValueError, match=r"unknown option 'arenas=off' \(levels: .*; prepacking=on\|off; arena=on\|off"):
+        graph_stacks.stack_from_spec("ort:arenas=off")
+    default = graph_stacks.stack_from_spec("ort:prepacking=on")  # a default value is no option at all
+    assert default.config == StackConfig(level="all")
+
+
+@pytest.mark.parametrize("build", MODELS, ids=lambda f: f.__name__)
 def test_triage_blames_the_kernel_that_fails_in_every_configuration(build):
     model, inputs = build(np.float32)
     node, shape = _FAULTY_MATMUL[build.__name__]
-    report = triage.triage(model, inputs, DispatchingStack(shape, always=True))
+    report = triage.triage(model, inputs, DispatchingStack(shape, fault="always"))
     assert report.first["node"] == node and report.blame == "kernel", report.markdown()
     assert "bound" in report.first["reason"] and "m=" in report.first["descriptor"]
     runtime = [e for e in report.evidence if e.hypothesis == "runtime"]
@@ -241,7 +291,7 @@ def test_triage_records_are_json_lines_per_node_then_the_verdict():
     import json
 
     model, inputs = mlp(np.float32)
-    report = triage.triage(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True))
+    report = triage.triage(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], fault="always"))
     records = [json.loads(line) for line in report.jsonl().splitlines()]
     assert [r["record"] for r in records] == ["node"] * len(report.judgements) + ["triage"]
     assert records[-1]["blame"] == "kernel" and records[-1]["first"]["node"] == "fc1"
@@ -290,7 +340,9 @@ def test_graph_run_and_triage_from_the_command_line(tmp_path):
     (["graph", "run", "{good}", "--stack", "ort:fastest"], "unknown option 'fastest'"),
     (["graph", "run", "{good}", "--stack", "no_such_backend"], "no_such_backend"),
     (["graph", "triage", "{good}", "--stack", "ort:all,sim"], "one --stack"),
-    (["graph", "run", "{good}", "--inputs", "{bad}"], "give an .npz"),
+    (["graph", "run", "{good}", "--inputs", "{bad}"], "opval reads arrays from .npy, .npz and ONNX TensorProto .pb"),
+    (["graph", "run", "{good}", "--inputs", "{corrupt_npz}"], "corrupt.npz': it is no readable .npz archive"),
+    (["graph", "precision", "{good}", "--inputs", "{f64_npz}"], "graph input 'x': the array is stored as '<f8'"),
     (["graph", "run", "{good}", "--ort-config", "no_equals_sign"], "KEY=VALUE"),
     (["graph", "run", "{good}", "--stack", "sim", "--ort-config", "a=1"], "takes no options"),
     (["graph", "run", "{good}", "--contract", "no_such_node=f32"], "no node of the model is named 'no_such_node'"),
@@ -302,7 +354,10 @@ def test_graph_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     good, bad = tmp_path / "mlp.onnx", tmp_path / "corrupt.onnx"
     onnx.save(mlp(np.float32)[0], good)
     bad.write_bytes(b"\x08\x07not a model at all\xff")
-    done = _opval_cli(*[a.format(good=good, bad=bad) for a in args])
+    (tmp_path / "corrupt.npz").write_bytes(b"PK\x03\x04 not a zip archive after all")
+    np.savez(tmp_path / "f64.npz", x=np.ones((8, 32)))
+    done = _opval_cli(*[a.format(good=good, bad=bad, corrupt_npz=tmp_path / "corrupt.npz", f64_npz=tmp_path / "f64.npz")
+                        for a in args])
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert message in done.stderr and done.stderr.startswith("opval: error: ")
 
@@ -336,7 +391,7 @@ def test_the_reproducer_of_a_fused_region_is_its_nodes_alone_and_fails_the_same_
 
 def test_the_reproducer_of_a_kernel_fault_is_an_op_level_case_opval_judge_replays(tmp_path):
     model, inputs = mlp(np.float32)
-    stack = DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True)
+    stack = DispatchingStack(_FAULTY_MATMUL["mlp"][1], fault="always")
     report = triage.triage(model, inputs, stack)
     repro = reproducer.reproduce(model, inputs, stack, report, tmp_path / "repro", archive=False)
     assert repro.reproduced and repro.nodes == ["fc1"] and repro.archive is None
@@ -358,7 +413,7 @@ def test_a_cut_that_does_not_fail_alone_says_so():
             return super().run(model, inputs, config) if len(model.graph.node) > 1 else \
                 DispatchingStack.run(self._correct, model, inputs, config)
 
-    stack = _WholeModelOnly(_FAULTY_MATMUL["mlp"][1], always=True)
+    stack = _WholeModelOnly(_FAULTY_MATMUL["mlp"][1], fault="always")
     stack._correct = DispatchingStack((0, 0, 0))
     report = triage.triage(model, inputs, stack)
     import tempfile
@@ -416,9 +471,10 @@ def test_the_demonstration_runs_every_fault_as_planted(tmp_path):
     done = subprocess.run([sys.executable, str(demo), "--out", str(tmp_path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all as planted" in done.stdout and "WRONG" not in done.stdout
-    # every blamed row's reproducer: 10 planted on ONNX Runtime and sim, 3 Inductor passes,
+    # every blamed row's reproducer: 13 planted on ONNX Runtime and sim (per model a compiler
+    # pass, a thread count, a layout and a kernel; the gelu approximation), 3 Inductor passes,
     # and torch.compile's two real findings
-    assert done.stdout.count("fails the same way") == 15
+    assert done.stdout.count("fails the same way") == 18
     assert "pass erf (lowerings application" in done.stdout
 
 
@@ -426,7 +482,7 @@ def test_the_error_growth_view_shows_inherited_error_growing_and_the_blamed_node
     from opval import error_growth
 
     model, inputs = mlp(np.float32)
-    values, _ = graph.run_on_backend(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], always=True).bad)
+    values, _ = graph.run_on_backend(model, inputs, DispatchingStack(_FAULTY_MATMUL["mlp"][1], fault="always").bad)
     rows = {r["node"]: r for r in error_growth.rows(graph.judge(model, inputs, values))}
     assert rows["fc1"]["local_over_bound"] > 1 and rows["fc1"]["verdict"] == "FAILED"
     assert rows["head"]["local_over_bound"] <= 1 < rows["head"]["accumulated_over_bound"]  # inherited, not its own
