@@ -12,6 +12,13 @@ and the integer values a graph computes from shapes (Shape, then Gather, Concat,
 computed with NumPy, outside the trace, wherever all their operands are NumPy arrays. Float64
 needs jax_enable_x64, which lower() sets. An op type it does not lower is named in a
 ValueError, never dropped.
+
+Half-precision values (float16, bfloat16): each node that rounds (ROUNDING_OPS) computes in
+float32 and rounds its outputs to the values' type once — the contract of an ONNX node of that
+type (bf16:f32:bf16), as ONNX Runtime's and PyTorch's CPU kernels compute it. jax.numpy and
+jax.nn would compute in the half type itself, rounding after every primitive: jax.nn.softmax of
+bfloat16 rounds its exponentials, their sum and the quotient (up to 6.7 bfloat16 ULPs off), a
+Gemm's product before its bias, an average pool's window sum before the division.
 """
 from __future__ import annotations
 
@@ -290,7 +297,35 @@ def _gelu(x, *, approximate="none"):
     return jax.nn.gelu(x, approximate=approximate == "tanh")
 
 
+#: The op types whose lowering rounds: for half-precision values, computed in float32.
+ROUNDING_OPS = frozenset({"Add", "Sub", "Mul", "Div", "MatMul", "Gemm", "Tanh", "Erf", "Gelu", "Softmax", "LogSoftmax",
+                          "LayerNormalization", "RMSNormalization", "GroupNormalization", "Conv", "AveragePool",
+                          "GlobalAveragePool", "ReduceMean", "ReduceSum"})
+
+
+def _in_float32(fn: Callable) -> Callable:
+    """`fn` computing half-precision operands in float32, its float32 results rounded once to
+    the operands' type (see the module's text); other operands as they are."""
+    import jax.numpy as jnp
+
+    half_types = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+    def lowered(*args, **attrs):
+        half = next((a.dtype for a in args if getattr(a, "dtype", None) in half_types), None)
+        if half is None:
+            return fn(*args, **attrs)
+        result = fn(*[a.astype(np.float32) if getattr(a, "dtype", None) == half else a for a in args], **attrs)
+        narrowed = lambda r: r.astype(half) if r.dtype == np.float32 else r  # noqa: E731
+        return tuple(map(narrowed, result)) if isinstance(result, tuple) else narrowed(result)
+    return lowered
+
+
 def _lowerings() -> dict[str, Callable]:
+    table = _plain_lowerings()
+    return {op: _in_float32(fn) if op in ROUNDING_OPS else fn for op, fn in table.items()}
+
+
+def _plain_lowerings() -> dict[str, Callable]:
     import jax
     import jax.numpy as jnp
 

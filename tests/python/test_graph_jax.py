@@ -44,6 +44,37 @@ def test_correct_jax_blames_nothing_at_either_level(build, level):
     assert _blamed(graph.judge(model, inputs, run.captured)) == []
 
 
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"], ids=["f16", "bf16"])
+@pytest.mark.parametrize("build", MODELS[:3], ids=IDS[:3])
+def test_correct_jax_in_half_precision_blames_nothing(build, dtype):
+    """Half-precision nodes compute in float32 and round once (the contract of an ONNX node of
+    that type), under jit as op by op."""
+    import ml_dtypes
+
+    model, inputs = build(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    for level in ("disable_jit", "jit"):
+        run = JaxStack().run(model, inputs, graph_stacks.StackConfig(level=level))
+        assert _blamed(graph.judge(model, inputs, run.captured)) == [], level
+
+
+def test_half_precision_nodes_compute_in_float32_and_round_once():
+    """jax.nn.softmax of bfloat16 rounds its exponentials, their sum and the quotient; the
+    lowering's Softmax of bfloat16 is the float32 softmax rounded once."""
+    import jax
+    import ml_dtypes
+
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(ml_dtypes.bfloat16)
+    node = helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=-1)
+    g = helper.make_graph([node], "s", [helper.make_tensor_value_info("x", 16, [4, 16])],
+                          [helper.make_tensor_value_info("y", 16, [4, 16])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    lowered = jax_lowering.lower(model).run({"x": x})["y"]
+    once = np.asarray(jax.nn.softmax(x.astype(np.float32), axis=-1)).astype(ml_dtypes.bfloat16)
+    assert lowered.dtype == ml_dtypes.bfloat16 and np.array_equal(lowered.view(np.uint16), once.view(np.uint16))
+    stepwise = np.asarray(jax.nn.softmax(x, axis=-1))
+    assert not np.array_equal(stepwise.view(np.uint16), once.view(np.uint16))  # what jax.nn would have given
+
+
 def test_xla_passes_come_from_its_dumps_and_turning_one_off_changes_what_is_compiled():
     model, inputs = mlp(np.float32)
     stack = JaxStack()
