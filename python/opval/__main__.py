@@ -59,13 +59,23 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                                 metavar=None if choices else o["value_name"], **common)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with opval's bad-input rule: one `opval: error:` line naming the problem, exit
+    code 2 (argparse's own prints its usage first)."""
+
+    def error(self, message: str):
+        command = self.prog.replace("python -m opval", "").strip()
+        print(f"opval: error: {command + ': ' if command else ''}{message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["__worker"]:  # the child process of opval.runner.PythonWorker
         from .runner import worker_main
 
         return worker_main()
-    parser = argparse.ArgumentParser(prog="python -m opval", description="Runs opval suites across backends from Python: "
+    parser = _Parser(prog="python -m opval", description="Runs opval suites across backends from Python: "
                                      "C++ backends, plugins and the framework adapters (torch, torch.compile, onnxruntime, jax)")
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("run", help="run suites or problems on backends; exit 0 when all that ran passed")
@@ -163,7 +173,8 @@ def _add_graph_commands(commands) -> None:
                            "configured run for triage) to DIR/<stack>_error_growth.png")
         if name != "run":
             c.add_argument("--markdown", help="also write the report, the chain of evidence, to FILE")
-            c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+        c.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+        if name == "triage":
             c.add_argument("--reproducer", metavar="DIR", help="when a node is blamed, cut it (with its fused region) "
                            "out into DIR, check that it fails the same way, and bundle it with the evidence "
                            "(DIR.tar.gz)")
@@ -210,7 +221,7 @@ def _graph(args: argparse.Namespace) -> int:
         stacks = [graph_stacks.stack_from_spec(s, _key_values(args.ort_config, "--ort-config")) for s in _list(args.stack)]
         if args.graph_command != "run" and len(stacks) != 1:
             raise ValueError(f"graph {args.graph_command} takes one --stack")
-        progress = None if args.graph_command == "run" or args.quiet else (
+        progress = None if args.quiet else (
             lambda message: print(f"opval graph {args.graph_command}: {message}", file=sys.stderr))
         if args.graph_command == "precision":
             return _graph_precision(args, inputs, stacks[0], progress)
@@ -231,7 +242,9 @@ def _graph(args: argparse.Namespace) -> int:
                       f"bundled as {repro.archive}")
         else:
             records, blamed = [], False
-            for stack in stacks:
+            for i, stack in enumerate(stacks, 1):
+                if progress:
+                    progress(f"stack {i} of {len(stacks)}: {stack} at {stack.config}")
                 stack_records, stack_blamed = _graph_run_one(args.model, inputs, stack, args.policy, contracts,
                                                               args.plot)
                 records += stack_records

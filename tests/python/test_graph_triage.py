@@ -344,6 +344,8 @@ def test_graph_run_and_triage_from_the_command_line(tmp_path):
     (["graph", "run", "{good}", "--inputs", "{corrupt_npz}"], "corrupt.npz': it is no readable .npz archive"),
     (["graph", "precision", "{good}", "--inputs", "{f64_npz}"], "graph input 'x': the array is stored as '<f8'"),
     (["graph", "run", "{good}", "--ort-config", "no_equals_sign"], "KEY=VALUE"),
+    (["graph", "precision", "{good}", "--reproducer", "x"], "unrecognized arguments: --reproducer x"),
+    (["graph", "run"], "graph run: the following arguments are required: model"),
     (["graph", "run", "{good}", "--stack", "sim", "--ort-config", "a=1"], "takes no options"),
     (["graph", "run", "{good}", "--contract", "no_such_node=f32"], "no node of the model is named 'no_such_node'"),
     (["graph", "triage", "{good}", "--contract", "fc1=f16:f32:f16"], "may change only the math"),
