@@ -121,7 +121,7 @@ class DispatchingStack(Stack):
         if self.fault == "threads":
             return (config.threads or 2) > 1
         if self.fault == "layout":
-            return config.option("layout", "row_major") == "column_major"
+            return config.option("layout", self.runtime_options) == "column_major"
         return True
 
     def run(self, model, inputs, config):

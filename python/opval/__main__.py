@@ -130,14 +130,15 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _add_graph_commands(commands) -> None:
-    """`python -m opval graph run|triage MODEL`: docs/GRAPH.md."""
+    """`python -m opval graph run|triage|precision MODEL`: docs/GRAPH.md."""
     g = commands.add_parser("graph", help="run an ONNX model on stacks, judging every node; triage the first "
-                            "divergent node")
+                            "divergent node; find the nodes that must stay in float32")
     sub = g.add_subparsers(dest="graph_command", required=True)
-    stacks = "ort[:LEVEL][:threads=N] (LEVEL: disable_all, basic, extended, layout, all), " \
-             "torch_compile[:LEVEL][:threads=N] (LEVEL: eager, aot_eager, aot_eager_decomp_partition, inductor), " \
-             "jax[:LEVEL] (LEVEL: disable_jit, jit; jax_jit is jax:jit) " \
-             "or an opval backend (sim, onednn, a plugin path)"
+    stacks = "ort[:LEVEL][:threads=N][:OPTION=VALUE...] (LEVEL: disable_all, basic, extended, layout, all; " \
+             "OPTION: prepacking=on|off, arena=on|off, execution=sequential|parallel, provider=P where ONNX Runtime " \
+             "has another), torch_compile[:LEVEL][:threads=N][:OPTION=VALUE...] (LEVEL: eager, aot_eager, " \
+             "aot_eager_decomp_partition, inductor; OPTION: mkldnn=on|off, layout=contiguous|channels_last), " \
+             "jax[:LEVEL] (LEVEL: disable_jit, jit; jax_jit is jax:jit) or an opval backend (sim, onednn, a plugin path)"
     for name, text in (("run", "run MODEL on each stack and judge each node alone on the inputs the stack gave it; "
                         "exit 1 when a node is blamed"),
                        ("triage", "find the first node that goes wrong beyond what its inputs explain and whether the "
@@ -159,8 +160,9 @@ def _add_graph_commands(commands) -> None:
         c.add_argument("--jsonl", help="write one JSON record per node (and the triage's or the search's) to FILE")
         if name == "precision":
             c.add_argument("--type", dest="low", default="bfloat16", help="the low type the nodes run in unless kept "
-                           "high: bfloat16 (bf16), float16 (f16), float32 (default bfloat16)")
-            c.add_argument("--high", default="float32", help="the type of the nodes kept high (default float32)")
+                           "high: bfloat16 (bf16), float16 (f16), float32 (f32) (default bfloat16)")
+            c.add_argument("--high", default="float32", help="the type of the nodes kept high: float32 (f32), float64 "
+                           "(f64), or a half type (default float32)")
             c.add_argument("--tolerance", default="", help=f"the target for the outputs against the fp64 reference: "
                            f"ulps=K (max |y - ref| <= K roundings of the low type at the output's largest magnitude; "
                            f"default ulps={precision_ulps():g}) or rtol=R,atol=A (element by element)")

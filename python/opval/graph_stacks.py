@@ -155,8 +155,11 @@ def ort_run(model: Any, inputs: Mapping[str, Any], *, level: str = "all", thread
 
     original = _as_model(model)
     feeds = {k: np.asarray(v) for k, v in inputs.items()}
-    runtime = dict(runtime or {})
-    run = StackRun(stack=f"ort:{level}" + spec_suffix(StackConfig(threads=threads, runtime=tuple(sorted(runtime.items())))))
+    config_of_run = StackConfig(threads=threads)
+    for name, value in (runtime or {}).items():  # an option or value ONNX Runtime does not have: its error
+        config_of_run = config_of_run.with_option(name, value, ort_runtime_options())
+    runtime = dict(config_of_run.runtime)
+    run = StackRun(stack=f"ort:{level}" + spec_suffix(config_of_run))
     with tempfile.TemporaryDirectory() as tmp:
         optimized_path = os.path.join(tmp, "optimized.onnx")
         plain = _session(original.SerializeToString(), level, threads, disabled_optimizers, optimized_path, config,
@@ -239,16 +242,25 @@ class StackConfig:
     def but(self, **changes) -> "StackConfig":
         return replace(self, **changes)
 
-    def option(self, name: str, default: str) -> str:
-        """The value of runtime option `name` in this configuration."""
-        return dict(self.runtime).get(name, default)
+    def option(self, name: str, options: Mapping[str, tuple[str, ...]]) -> str:
+        """The value of runtime option `name` in this configuration: its own, else the default
+        (the first of `options[name]`, a stack's runtime_options); ValueError for a name the
+        stack does not have."""
+        if name not in options:
+            raise ValueError(f"no runtime option '{name}' (known: {', '.join(options) or 'none'})")
+        return dict(self.runtime).get(name, options[name][0])
 
-    def with_option(self, name: str, value: str, default: str) -> "StackConfig":
-        """This configuration with runtime option `name` set to `value` (left out at its default)."""
-        options = {k: v for k, v in self.runtime if k != name}
+    def with_option(self, name: str, value: str, options: Mapping[str, tuple[str, ...]]) -> "StackConfig":
+        """This configuration with runtime option `name` set to `value` (left out at its default,
+        the first of `options[name]`); ValueError for a name or value the stack does not have."""
+        if value not in options.get(name, (value,)):
+            raise ValueError(f"{name}= takes {', '.join(options[name])}, not '{value}'")
+        self.option(name, options)  # a name the stack does not have: its error
+        default = options[name][0]
+        kept = {k: v for k, v in self.runtime if k != name}
         if value != default:
-            options[name] = value
-        return replace(self, runtime=tuple(sorted(options.items())))
+            kept[name] = value
+        return replace(self, runtime=tuple(sorted(kept.items())))
 
     def __str__(self) -> str:
         parts = [self.level or "default level"]
@@ -420,9 +432,10 @@ def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str], takes
                 raise ValueError(f"stack '{spec}': threads= takes a positive count")
             config = config.but(threads=threads)
         elif name in runtime_options and equals:
-            if value not in runtime_options[name]:
-                raise ValueError(f"stack '{spec}': {name}= takes {', '.join(runtime_options[name])}, not '{value}'")
-            config = config.with_option(name, value, runtime_options[name][0])
+            try:
+                config = config.with_option(name, value, runtime_options)
+            except ValueError as e:
+                raise ValueError(f"stack '{spec}': {e}") from None
         elif part in levels:
             config = config.but(level=part)
         else:

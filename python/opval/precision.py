@@ -39,9 +39,9 @@ _UNIT_ROUNDOFF = {1: 2.0 ** -24, 10: 2.0 ** -11, 16: 2.0 ** -8, 11: 2.0 ** -53}
 _FLOAT_TYPES = {1, 10, 16, 11}
 #: Nodes that state their own output types: left as the model has them, never candidates.
 _EXPLICIT = {"Cast", "CastLike"}
-#: Nodes whose outputs after the first keep their stash type (float32 by default), whatever the
-#: type of the node's data.
-_STASHED = {"LayerNormalization", "RMSNormalization"}
+#: Nodes whose outputs after the first (a layer norm's Mean and InvStdDev) keep their stash type
+#: (float32 by default), whatever the type of the node's data.
+_STASHED = {"LayerNormalization"}
 #: The default target: each output within this many roundings to the low type of its largest
 #: magnitude (the error of a handful of correctly rounded low-precision steps, not of one).
 DEFAULT_ULPS = 8.0
@@ -60,19 +60,27 @@ def onnx_type(name: str) -> int:
 class Tolerance:
     """What the outputs must meet against the fp64 reference: `ulps` roundings of the low type
     at each output's largest magnitude (max |y - ref| <= ulps * u * max |ref|), or, given rtol
-    or atol, element by element as numpy.isclose and torch's assert_close do (|y - ref| <= atol +
-    rtol * |ref|)."""
-    ulps: float | None = DEFAULT_ULPS
+    or atol instead, element by element as numpy.isclose and torch's assert_close do (|y - ref|
+    <= atol + rtol * |ref|). Neither given: DEFAULT_ULPS roundings."""
+    ulps: float | None = None
     rtol: float | None = None
     atol: float | None = None
+
+    def __post_init__(self):
+        elementwise = self.rtol is not None or self.atol is not None
+        if self.ulps is not None and elementwise:
+            raise ValueError("a tolerance is ulps=K, or rtol=R and/or atol=A: give one of them")
+        if self.ulps is None and not elementwise:
+            object.__setattr__(self, "ulps", DEFAULT_ULPS)
+        elif elementwise:
+            object.__setattr__(self, "rtol", self.rtol or 0.0)
+            object.__setattr__(self, "atol", self.atol or 0.0)
 
     @staticmethod
     def parse(text: str | None) -> "Tolerance":
         """`ulps=K` or `rtol=R[,atol=A]` (either alone); None or "" is the default."""
-        if not text:
-            return Tolerance()
         fields: dict[str, float] = {}
-        for part in text.split(","):
+        for part in text.split(",") if text else ():
             key, equals, value = part.partition("=")
             if key not in ("ulps", "rtol", "atol") or not equals:
                 raise ValueError(f"tolerance '{text}': give ulps=K, or rtol=R and/or atol=A")
@@ -82,11 +90,10 @@ class Tolerance:
                 raise ValueError(f"tolerance '{text}': '{value}' is not a number") from None
             if not np.isfinite(fields[key]) or fields[key] < 0:
                 raise ValueError(f"tolerance '{text}': {key} must be a finite non-negative number")
-        if "ulps" in fields and len(fields) > 1:
-            raise ValueError(f"tolerance '{text}': ulps is one target, rtol/atol another: give one of them")
-        if "ulps" in fields:
-            return Tolerance(ulps=fields["ulps"])
-        return Tolerance(ulps=None, rtol=fields.get("rtol", 0.0), atol=fields.get("atol", 0.0))
+        try:
+            return Tolerance(**fields)
+        except ValueError as e:
+            raise ValueError(f"tolerance '{text}': {e}") from None
 
     def describe(self, low: int) -> str:
         if self.ulps is not None:
@@ -95,30 +102,56 @@ class Tolerance:
 
     def ratio(self, actual: np.ndarray, expected: np.ndarray, low: int) -> float:
         """The output's error in units of what the target allows (<= 1 meets it); inf for a
-        NaN or a shape the reference does not have."""
+        shape the reference does not have, a NaN where the reference has none or none where it
+        has one, an infinity of the wrong sign or where the reference is finite."""
         y, ref = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
-        if y.shape != ref.shape or np.isnan(y).any() != np.isnan(ref).any():
+        if y.shape != ref.shape or not np.array_equal(np.isnan(y), np.isnan(ref)):
             return float("inf")
-        diff = np.abs(np.where(np.isnan(ref), 0.0, y - ref))
+        with np.errstate(invalid="ignore"):  # inf - inf: equal infinities are no error, others are
+            diff = np.where((y == ref) | np.isnan(ref), 0.0, np.abs(y - ref))
         if diff.size == 0:
             return 0.0
+        magnitude = np.abs(np.where(np.isfinite(ref), ref, 0.0))
         if self.ulps is not None:
-            allowed = self.ulps * _UNIT_ROUNDOFF[low] * float(np.max(np.abs(np.nan_to_num(ref))))
+            allowed = self.ulps * _UNIT_ROUNDOFF[low] * float(np.max(magnitude))
             worst = float(np.max(diff))
             return worst / allowed if allowed > 0 else (0.0 if worst == 0 else float("inf"))
-        allowed = self.atol + self.rtol * np.abs(np.nan_to_num(ref))
+        allowed = self.atol + self.rtol * magnitude
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(diff == 0, 0.0, diff / allowed)
         return float(np.max(ratios))
+
+    def worst(self, outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], names: list[str],
+              low: int) -> float:
+        """The worst of `names`' ratios (an output the run lacks: inf)."""
+        return max((self.ratio(outputs[n], expected[n], low) if n in outputs else float("inf") for n in names),
+                   default=0.0)
 
 
 # -- the rewrites ----------------------------------------------------------------------------
 
 
+def named_nodes(model: Any):
+    """A copy of `model` whose every node has a name of its own: an unnamed node gets the name
+    opval's reader gives it (`MatMul#3`, its op type and index), a name taken before gets its
+    index too — the names the search reports and keeps high."""
+    import onnx
+
+    m = onnx.ModelProto.FromString(_as_model(model).SerializeToString())
+    seen: set[str] = set()
+    for i, n in enumerate(m.graph.node):
+        if not n.name:
+            n.name = f"{n.op_type}#{i}"
+        elif n.name in seen:
+            n.name = f"{n.name}#{i}"
+        seen.add(n.name)
+    return m
+
+
 def candidates(model: Any) -> list[str]:
     """The nodes whose precision can be chosen: opval op nodes (not Cast) computing a
-    floating-point value, in execution order."""
-    m = _as_model(model)
+    floating-point value, in execution order (named as named_nodes names them)."""
+    m = named_nodes(model)
     types = _value_types(m)
     roles = {n["name"]: n for n in graph.info(m)}
     return [n.name for n in m.graph.node
@@ -135,7 +168,7 @@ def mixed_precision(model: Any, low: str, keep_high: set[str] | frozenset[str] =
     import onnx
     from onnx import helper, numpy_helper
 
-    m = onnx.ModelProto.FromString(_as_model(model).SerializeToString())
+    m = named_nodes(model)
     low_t, high_t = onnx_type(low), onnx_type(high)
     chosen = set(candidates(m))
     unknown = set(keep_high) - chosen
@@ -163,12 +196,14 @@ def mixed_precision(model: Any, low: str, keep_high: set[str] | frozenset[str] =
 
     for node in list(m.graph.node):
         floats = [i for i in node.input if i and types.get(i) in _FLOAT_TYPES]
+        if node.op_type == "CastLike" and len(node.input) > 1 and types.get(node.input[1]) != original.get(node.input[1]):
+            node.input[1] = as_type(node.input[1], original[node.input[1]])  # its target stays the model's
         if node.name in chosen:
             t = high_t if node.name in keep_high else low_t
         elif node.op_type in _EXPLICIT or not floats:
             t = None
         else:
-            t = types[floats[0]]  # a node that moves values works in their type
+            t = _widest(types[i] for i in floats)  # a node that moves values works in their type
         if t is not None:
             for k, name in enumerate(node.input):
                 if name in floats and types[name] != t:
@@ -190,28 +225,36 @@ def mixed_precision(model: Any, low: str, keep_high: set[str] | frozenset[str] =
     return m
 
 
+def _widest(types) -> int:
+    """The floating-point type that holds every one of `types` exactly (float16 and bfloat16
+    together: float32)."""
+    kinds = set(types)
+    if kinds <= {10} or kinds <= {16}:
+        return next(iter(kinds))
+    return 11 if 11 in kinds else 1
+
+
 def rounded_around(model: Any, node: str, low: str):
-    """`model` with node `node`'s floating-point inputs and outputs stored in type `low` (a
-    Cast to it, then back to the value's own type), nothing else changed: run by the fp64
-    graph reference, whose Casts are its only roundings, it shows exactly what storing that
-    node's operands in the low type does to the outputs."""
-    import onnx
+    """`model` with node `node`'s floating-point inputs read, and its outputs stored, in type
+    `low` (a Cast to it before the node; after it a Cast to it and one back to the value's own
+    type), nothing else changed — as mixed_precision types a low node, a layer norm's statistics
+    left in theirs. Run by the fp64 graph reference, whose Casts are its only roundings, it shows
+    exactly what storing that node's operands in the low type does to the outputs."""
     from onnx import helper
 
-    m = onnx.ModelProto.FromString(_as_model(model).SerializeToString())
+    m = named_nodes(model)
     low_t, types = onnx_type(low), _value_types(m)
     nodes = []
     for n in m.graph.node:
         if n.name != node:
             nodes.append(n)
             continue
-        for k, name in enumerate(n.input):
-            if name and types.get(name) in _FLOAT_TYPES:
-                nodes.append(helper.make_node("Cast", [name], [f"{name}__in_{node}"], name=f"{name}__in_{node}", to=low_t))
-                n.input[k] = f"{name}__in_{node}"
+        for name in dict.fromkeys(i for i in n.input if i and types.get(i) in _FLOAT_TYPES):  # x*x: one Cast
+            nodes.append(helper.make_node("Cast", [name], [f"{name}__in_{node}"], name=f"{name}__in_{node}", to=low_t))
+        n.input[:] = [f"{i}__in_{node}" if i and types.get(i) in _FLOAT_TYPES else i for i in n.input]
         after = []
         for k, name in enumerate(n.output):
-            if name and types.get(name) in _FLOAT_TYPES:
+            if name and types.get(name) in _FLOAT_TYPES and not (k > 0 and n.op_type in _STASHED):
                 n.output[k] = f"{name}__exact"
                 after += [helper.make_node("Cast", [f"{name}__exact"], [f"{name}__low"], name=f"{name}__low", to=low_t),
                           helper.make_node("Cast", [f"{name}__low"], [name], name=f"{name}__stored", to=types[name])]
@@ -228,15 +271,10 @@ def contributions(model: Any, inputs: Mapping[str, Any], low: str, nodes: list[s
     units of `tolerance` (the worst output): rounded_around run by the fp64 graph reference
     against the model's own. A node of an ill-conditioned spot (a cancellation after it, a
     residual stream of large values) scores high; a node whose roundings the graph damps, low."""
-    tolerance = tolerance or Tolerance()
-    low_t = onnx_type(low)
-    names = graph.load(model).output_names
-    exact = graph.reference(model, inputs).values
-    out = {}
-    for node in nodes if nodes is not None else candidates(model):
-        values = graph.reference(rounded_around(model, node, low), inputs).values
-        out[node] = max(tolerance.ratio(values[n], exact[n], low_t) for n in names)
-    return out
+    low = _TYPE_NAMES[onnx_type(low)]
+    named = named_nodes(model)
+    s = _Search(named, inputs, None, StackConfig(), low, low, tolerance or Tolerance(), "bound", lambda _m: None)
+    return s.contributions(nodes if nodes is not None else candidates(named))
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -336,8 +374,17 @@ def _finite(x: float) -> float | str:
     return x if np.isfinite(x) else str(x)
 
 
+class _Defect(Exception):
+    """A run in which nodes fail their own bounds: the search stops."""
+
+    def __init__(self, trial: "Trial"):
+        super().__init__(", ".join(trial.defects))
+        self.trial = trial
+
+
 class _Search:
-    """The runs of one search, each judged node by node and remembered by the set kept high."""
+    """The runs of one search, each judged node by node and remembered by the set kept high; a
+    run with a defect raises _Defect."""
 
     def __init__(self, model, inputs, stack: Stack, config: StackConfig, low: str, high: str, tolerance: Tolerance,
                  policy: str, progress: Callable[[str], None]):
@@ -349,18 +396,24 @@ class _Search:
         self.trials: dict[frozenset[str], Trial] = {}
         self.models: dict[frozenset[str], Any] = {}
 
-    def trial(self, keep_high: frozenset[str]) -> Trial:
+    def trial(self, keep_high: frozenset[str]) -> "Trial":
         if keep_high not in self.trials:
             self.progress(f"run {len(self.trials) + 1}: {self.stack} with {len(keep_high)} node"
                           f"{'s' if len(keep_high) != 1 else ''} in {self.high}")
             mixed = mixed_precision(self.model, self.low, keep_high, self.high)
             run: StackRun = self.stack.run(mixed, self.inputs, self.config)
-            ratio = max(self.tolerance.ratio(run.outputs[n], self.exact[n], self.low_t) for n in self.names)
             judged = graph.judge(mixed, self.inputs, run.captured, policy=self.policy)
-            defects = [j["node"] for j in judged if j["local"] is not None and j["local"].failed]
-            self.trials[keep_high] = Trial(keep_high, ratio, defects)
+            self.trials[keep_high] = Trial(keep_high, self.tolerance.worst(run.outputs, self.exact, self.names, self.low_t),
+                                           [j["node"] for j in judged if j["local"] is not None and j["local"].failed])
             self.models[keep_high] = mixed
+        if self.trials[keep_high].defects:
+            raise _Defect(self.trials[keep_high])
         return self.trials[keep_high]
+
+    def contributions(self, nodes: list[str]) -> dict[str, float]:
+        """contributions(), on the reference this search already holds."""
+        return {node: self.tolerance.worst(graph.reference(rounded_around(self.model, node, self.low), self.inputs).values,
+                                           self.exact, self.names, self.low_t) for node in nodes}
 
 
 def bisect(model: Any, inputs: Mapping[str, Any], stack: Stack, *, low: str = "bfloat16", high: str = "float32",
@@ -373,76 +426,69 @@ def bisect(model: Any, inputs: Mapping[str, Any], stack: Stack, *, low: str = "b
     The candidates are ranked by their contributions; the run with every node in `low`, then
     the one with every node in `high`, frame the search; the fewest of the ranked nodes kept
     high that meets the target is found by halving; then each of them is tried back in `low`,
-    the least contributing first, and left there when the target is still met — so no node of
-    the set can run in `low` alone. Each run is judged node by node; a node beyond its own
-    bound stops the search (a defect to triage, not a precision need)."""
+    the least contributing first, and left there when the target is still met. Each run is
+    judged node by node; a node beyond its own bound stops the search (a defect to triage, not
+    a precision need). Nodes are named as named_nodes names them."""
     tol = tolerance if isinstance(tolerance, Tolerance) else Tolerance.parse(tolerance)
     low, high = _TYPE_NAMES[onnx_type(low)], _TYPE_NAMES[onnx_type(high)]  # a bad name: an error before any run
     if low == high:
         raise ValueError(f"the low type and the high one are both {low}: nothing to choose")
-    s = _Search(model, inputs, stack, config or stack.config, low, high, tol, policy, progress or (lambda _m: None))
-    ranked_all = candidates(model)
-    contrib = contributions(model, inputs, low, ranked_all, tol)
-    ranked = sorted(ranked_all, key=lambda n: -contrib[n])
-    op_types = {n.name: n.op_type for n in _as_model(model).graph.node}
+    named = named_nodes(model)
+    s = _Search(named, inputs, stack, config or stack.config, low, high, tol, policy, progress or (lambda _m: None))
+    in_order = candidates(named)
+    contrib = s.contributions(in_order)
     report = PrecisionReport(stack=str(stack), low=low, high=high, tolerance=tol.describe(onnx_type(low)),
-                             candidates=ranked_all, contributions=contrib)
-    note = lambda experiment, outcome, conclusion: report.evidence.append(  # noqa: E731
-        Evidence("precision", experiment, outcome, conclusion))
+                             candidates=in_order, contributions=contrib)
+    try:
+        keep = _search(s, sorted(in_order, key=lambda n: -contrib[n]), contrib, report)
+    except _Defect as stop:
+        report.defects = stop.trial.defects
+        report.evidence.append(Evidence("precision", f"{len(stop.trial.keep_high)} nodes in {high}",
+                                        f"{stop} beyond its own bound", "a defect: the search stops"))
+        keep = None
+    report.runs = len(s.trials)
+    if keep is not None:
+        op_types = {n.name: n.op_type for n in named.graph.node}
+        report.found, report.final_ratio, report.model = True, s.trials[keep].ratio, s.models[keep]
+        report.keep_high = [{"node": n, "op_type": op_types[n], "contribution": contrib[n]} for n in in_order if n in keep]
+        report.keep_high.sort(key=lambda k: -k["contribution"])
+    return report
 
-    def stop_on_defect(trial: Trial, experiment: str) -> bool:
-        if trial.defects:
-            report.defects = trial.defects
-            note(experiment, f"{', '.join(trial.defects)} beyond its own bound", "a defect: the search stops")
-        return bool(trial.defects)
 
-    def finish(keep: frozenset[str], ratio: float) -> PrecisionReport:
-        report.found, report.final_ratio, report.model = True, ratio, s.models[keep]
-        report.keep_high = [{"node": n, "op_type": op_types[n], "contribution": contrib[n]} for n in ranked if n in keep]
-        report.runs = len(s.trials)
-        return report
+def _search(s: _Search, ranked: list[str], contrib: Mapping[str, float], report: PrecisionReport) -> frozenset[str] | None:
+    """bisect's experiments on the candidates `ranked` (most contributing first): the set to keep
+    high, or None when even every node high misses the target; each noted in `report`."""
+    def note(experiment: str, trial: Trial, conclusion: str) -> None:
+        report.evidence.append(Evidence("precision", experiment, f"the outputs at {trial.ratio:.3g} of the target",
+                                        conclusion))
 
     top = ", ".join(f"{n} {contrib[n]:.3g}" for n in ranked[:5])
-    note(f"each node's operands rounded to {low} alone, through the fp64 graph reference",
-         f"{len(ranked)} candidates; the most: {top or 'none'}", "the order to keep nodes high in")
+    report.evidence.append(Evidence("precision", f"each node's operands rounded to {s.low} alone, through the fp64 "
+                                    "graph reference", f"{len(ranked)} candidates; the most: {top or 'none'}",
+                                    "the order to keep nodes high in"))
     all_low = s.trial(frozenset())
     report.all_low_ratio = all_low.ratio
-    if stop_on_defect(all_low, f"every node in {low}"):
-        report.runs = len(s.trials)
-        return report
-    note(f"every node in {low}", f"the outputs at {all_low.ratio:.3g} of the target",
+    note(f"every node in {s.low}", all_low,
          "it meets the target: nothing needs more precision" if all_low.meets else "it does not meet the target")
     if all_low.meets:
-        return finish(frozenset(), all_low.ratio)
-    everything = frozenset(ranked)
-    all_high = s.trial(everything)
-    if stop_on_defect(all_high, f"every node in {high}"):
-        report.runs = len(s.trials)
-        return report
-    note(f"every node in {high}", f"the outputs at {all_high.ratio:.3g} of the target",
+        return frozenset()
+    all_high = s.trial(frozenset(ranked))
+    note(f"every node in {s.high}", all_high,
          "the target is within reach" if all_high.meets else "not even this meets it: the target is out of reach")
     if not all_high.meets:
-        report.final_ratio, report.runs = all_high.ratio, len(s.trials)
-        return report
+        report.final_ratio = all_high.ratio
+        return None
     lo, hi = 0, len(ranked)  # the first lo ranked nodes kept high do not meet it; the first hi do
     while hi - lo > 1:
         mid = (lo + hi) // 2
         tried = s.trial(frozenset(ranked[:mid]))
-        if stop_on_defect(tried, f"the first {mid} in {high}"):
-            report.runs = len(s.trials)
-            return report
-        note(f"the {mid} most contributing in {high}", f"the outputs at {tried.ratio:.3g} of the target",
-             "meets it" if tried.meets else "does not meet it")
+        note(f"the {mid} most contributing in {s.high}", tried, "meets it" if tried.meets else "does not meet it")
         lo, hi = (lo, mid) if tried.meets else (mid, hi)
     keep = frozenset(ranked[:hi])
-    for node in sorted(keep, key=lambda n: contrib[n]):
+    for node in reversed(ranked[:hi]):  # the least contributing first
         tried = s.trial(keep - {node})
-        if stop_on_defect(tried, f"{node} back in {low}"):
-            report.runs = len(s.trials)
-            return report
-        note(f"{node} back in {low}", f"the outputs at {tried.ratio:.3g} of the target",
-             f"{node} can run in {low}" if tried.meets else f"{node} must stay in {high}")
+        note(f"{node} back in {s.low}", tried,
+             f"{node} can run in {s.low}" if tried.meets else f"{node} must stay in {s.high}")
         if tried.meets:
             keep = keep - {node}
-    return finish(keep, s.trials[keep].ratio)
-
+    return keep

@@ -45,7 +45,7 @@ def _dispatch(config: StackConfig):
     if config.threads:
         torch.set_num_threads(config.threads)
     # Only the switch: torch.backends.mkldnn.flags() would also reset oneDNN's TF32 setting.
-    torch._C._set_mkldnn_enabled(config.option("mkldnn", "on") == "on")
+    torch._C._set_mkldnn_enabled(config.option("mkldnn", TORCH_RUNTIME_OPTIONS) == "on")
     try:
         yield
     finally:
@@ -57,7 +57,7 @@ def _laid_out(feeds: list, config: StackConfig) -> list:
     """The inputs in the memory format `config` says: 4-D tensors channels-last on request."""
     import torch
 
-    if config.option("layout", "contiguous") != "channels_last":
+    if config.option("layout", TORCH_RUNTIME_OPTIONS) != "channels_last":
         return feeds
     return [f.contiguous(memory_format=torch.channels_last) if getattr(f, "dim", lambda: 0)() == 4 else f for f in feeds]
 

@@ -318,8 +318,9 @@ def _dispatch_variations(stack: Stack, config: StackConfig) -> list[tuple[str, s
     out = [(_threads_text(config.threads), _threads_text(t), config.but(threads=t))
            for t in stack.thread_choices if t != config.threads]
     for name, values in stack.runtime_options.items():
-        current = config.option(name, values[0])
-        out += [(f"{name}={current}", f"{name}={v}", config.with_option(name, v, values[0])) for v in values if v != current]
+        current = config.option(name, stack.runtime_options)
+        out += [(f"{name}={current}", f"{name}={v}", config.with_option(name, v, stack.runtime_options))
+                for v in values if v != current]
     return out
 
 

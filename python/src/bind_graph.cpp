@@ -41,7 +41,6 @@ std::vector<array_tuple> tuples_of(const std::vector<array_data>& arrays) {
   return out;
 }
 
-// Values given by name (a stack's outputs of nodes opval cannot run), as the graph keeps them.
 // Values as (name, opval type, shape, float64 bytes): opval.graph types them as NumPy arrays.
 nb::list typed_tuples(const std::vector<std::pair<std::string, graph::value>>& values) {
   nb::list out;
@@ -51,6 +50,7 @@ nb::list typed_tuples(const std::vector<std::pair<std::string, graph::value>>& v
   return out;
 }
 
+// Values given by name (a stack's outputs of nodes opval cannot run), as the graph keeps them.
 std::map<std::string, graph::value, std::less<>> values_of(const std::vector<array_tuple>& given) {
   std::map<std::string, graph::value, std::less<>> out;
   for (const array_data& a : arrays_from(given)) {

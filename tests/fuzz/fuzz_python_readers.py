@@ -26,7 +26,8 @@ from pathlib import Path
 
 import atheris
 
-from opval import graph, torch_export  # noqa: E402  (instrumented below: the editable install's loader hides it from instrument_imports)
+# Instrumented in main(): the editable install's loader hides opval from instrument_imports.
+from opval import graph, torch_export  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
 import numpy as np  # noqa: E402
@@ -69,17 +70,18 @@ def seeds() -> dict[str, bytes]:
     program = torch.export.export(torch.nn.Linear(4, 2).eval(), (torch.ones(3, 4),))
     torch.export.save(program, pt2)
     pb = numpy_helper.from_array(INPUTS["x"], "x").SerializeToString()
-    return {f"seed{suffix}": bytes([i]) + blob.getvalue() if hasattr(blob, "getvalue") else bytes([i]) + blob
-            for i, (suffix, blob) in enumerate(zip(READERS, (npz, npy, pb, pt2)))}
+    files = (npz.getvalue(), npy.getvalue(), pb, pt2.getvalue())
+    return {f"seed{suffix}": bytes([i]) + data for i, (suffix, data) in enumerate(zip(READERS, files))}
 
 
 def main() -> None:
     corpus = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
-    if corpus and os.path.isdir(corpus) and not os.listdir(corpus):
-        for name, blob in seeds().items():
-            Path(corpus, name).write_bytes(blob)
-    for seed in seeds().values():  # the seeds themselves must read
+    made = seeds()
+    for seed in made.values():  # the seeds themselves must read
         read(READERS[seed[0]], seed[1:])
+    if corpus and os.path.isdir(corpus) and not os.listdir(corpus):
+        for name, blob in made.items():
+            Path(corpus, name).write_bytes(blob)
     atheris.instrument_func(read)
     for module in (graph, torch_export):
         for function in vars(module).values():

@@ -64,6 +64,55 @@ def test_mixed_precision_types_each_node_as_chosen_and_casts_where_values_cross(
         precision.mixed_precision(model, "bf17")
 
 
+def _one_path(nodes, inputs, outputs, initializers=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_unnamed_and_repeated_names_are_named_as_opval_names_them():
+    """An exporter may leave nodes unnamed: they are candidates all the same, by the name
+    opval's reader gives them, so the search cannot find nothing to lower and call it done."""
+    x = helper.make_tensor_value_info("x", F32, [4, 8])
+    model = _one_path([helper.make_node("MatMul", ["x", "w"], ["a"]), helper.make_node("Relu", ["a"], ["b"], name="r"),
+                       helper.make_node("Tanh", ["b"], ["y"], name="r")], [x], [helper.make_tensor_value_info("y", F32, [4, 8])],
+                      [numpy_helper.from_array(np.eye(8, dtype=np.float32), "w")])
+    assert precision.candidates(model) == ["MatMul#0", "r", "r#2"]
+    assert [n["name"] for n in graph.info(precision.named_nodes(model))] == ["MatMul#0", "r", "r#2"]
+    types = _value_types(precision.mixed_precision(model, "bfloat16", {"r#2"}))
+    assert types["a"] == BF16 and types["b"] == BF16 and types["y"] == F32
+
+
+def test_explicit_casts_and_mixed_inputs_keep_their_meaning():
+    """CastLike casts to its second input's type as the model has it, even when that value now
+    runs low; a node that moves values of two types (Concat) works in the wider one, so a value
+    kept high is not rounded on its way to a high consumer."""
+    x = helper.make_tensor_value_info("x", F32, [2, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["low"], name="low"), helper.make_node("Tanh", ["x"], ["high"], name="high"),
+             helper.make_node("Concat", ["low", "high"], ["both"], name="both", axis=0),
+             helper.make_node("CastLike", ["both", "high"], ["like"], name="like"),
+             helper.make_node("Add", ["like", "like"], ["y"], name="y")]
+    model = _one_path(nodes, [x], [helper.make_tensor_value_info("y", F32, [4, 4])])
+    mixed = precision.mixed_precision(model, "bfloat16", {"high", "y"})
+    types = _value_types(mixed)
+    assert types["low"] == BF16 and types["high"] == F32 and types["both"] == F32 and types["like"] == F32
+    like = next(n for n in mixed.graph.node if n.op_type == "CastLike")
+    assert like.input[1] == "high"  # the high value itself: no Cast needed, the target still float32
+    mixed_low = precision.mixed_precision(model, "bfloat16", {"y"})
+    like_low = next(n for n in mixed_low.graph.node if n.op_type == "CastLike")
+    assert like_low.input[1] == "high__float32" and _value_types(mixed_low)["like"] == F32
+    graph.run_on_backend(mixed_low, {"x": np.ones((2, 4), np.float32)}, "sim")  # it reads and runs
+
+
+def test_a_node_reading_one_value_twice_is_rounded_around_once():
+    x = helper.make_tensor_value_info("x", F32, [4])
+    model = _one_path([helper.make_node("Mul", ["x", "x"], ["y"], name="square")], [x],
+                      [helper.make_tensor_value_info("y", F32, [4])])
+    inputs = {"x": np.array([1.0, 1 + 2 ** -10, 3.3, -7.1], np.float32)}
+    rounded = graph.reference(precision.rounded_around(model, "square", "bfloat16"), inputs).values["y"]
+    low = inputs["x"].astype(ml_dtypes.bfloat16).astype(np.float64)
+    assert np.array_equal(rounded, (low * low).astype(ml_dtypes.bfloat16).astype(np.float64))
+
+
 def test_rounding_one_node_alone_is_exactly_its_operands_stored_low():
     """The contribution of a node is the fp64 reference with only that node's operands rounded:
     for the final node, its output rounded to bfloat16, nothing else."""
@@ -176,8 +225,8 @@ def test_a_kernel_beyond_its_own_bound_is_a_defect_not_a_precision_need():
 
 
 @pytest.mark.parametrize("text,parsed", [("", precision.Tolerance()), ("ulps=4", precision.Tolerance(ulps=4.0)),
-                                         ("rtol=1e-2,atol=1e-3", precision.Tolerance(None, 1e-2, 1e-3)),
-                                         ("atol=0.5", precision.Tolerance(None, 0.0, 0.5))])
+                                         ("rtol=1e-2,atol=1e-3", precision.Tolerance(rtol=1e-2, atol=1e-3)),
+                                         ("atol=0.5", precision.Tolerance(rtol=0.0, atol=0.5))])
 def test_tolerances_parse(text, parsed):
     assert precision.Tolerance.parse(text) == parsed
 
@@ -195,6 +244,24 @@ def test_an_elementwise_tolerance_is_relative_to_each_element():
     assert tol.ratio(np.array([1.01, 101.0, 0.001]), ref, BF16) == pytest.approx(1.0, rel=1e-9)
     assert tol.ratio(np.array([1.0, 100.0, 0.002]), ref, BF16) == pytest.approx(2.0)
     assert tol.ratio(np.array([1.0, np.nan, 0.0]), ref, BF16) == float("inf")
+
+
+@pytest.mark.parametrize("tol", [precision.Tolerance(), precision.Tolerance(rtol=0.01)], ids=["ulps", "rtol"])
+def test_nan_and_infinity_are_compared_by_place_and_sign(tol):
+    ref = np.array([np.nan, 1.0, np.inf, -np.inf])
+    assert tol.ratio(ref.copy(), ref, BF16) == 0.0  # the same NaN places, the same infinities
+    assert tol.ratio(np.array([1.0, np.nan, np.inf, -np.inf]), ref, BF16) == float("inf")  # NaNs elsewhere
+    assert tol.ratio(np.array([np.nan, 1.0, -np.inf, -np.inf]), ref, BF16) == float("inf")  # a sign flipped
+    assert tol.ratio(np.array([np.nan, np.inf, np.inf, -np.inf]), ref, BF16) == float("inf")  # inf for a finite
+    assert tol.ratio(np.zeros(0), np.zeros(0), BF16) == 0.0
+    assert tol.worst({"y": ref}, {"y": ref, "z": ref}, ["y", "z"], BF16) == float("inf")  # an output missing
+
+
+def test_a_tolerance_is_ulps_or_rtol_and_atol():
+    assert precision.Tolerance().ulps == precision.DEFAULT_ULPS
+    assert precision.Tolerance(rtol=0.01) == precision.Tolerance(ulps=None, rtol=0.01, atol=0.0)
+    with pytest.raises(ValueError, match="give one of them"):
+        precision.Tolerance(ulps=4, rtol=0.01)
 
 
 def _opval_cli(*args):

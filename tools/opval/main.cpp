@@ -221,7 +221,7 @@ int opval_main(int argc, char** argv) {
   bool graph_verbose = false;
   CLI::App* graph = app.add_subcommand(
       "graph", "models as graphs of opval ops (docs/GRAPH.md): what opval makes of each node, the fp64 graph reference, "
-               "stacks judged node by node, triage");
+               "stacks judged node by node, triage, precision bisection");
   graph->require_subcommand(1);
   CLI::App* graph_info = graph->add_subcommand("info", "each node of an ONNX model: op type, and the opval op it becomes or why none");
   graph_info->add_option("model", model_path, "the ONNX model file")->required()->type_name("MODEL.onnx");
