@@ -223,8 +223,10 @@ def _graph(args: argparse.Namespace) -> int:
         stacks = [graph_stacks.stack_from_spec(s, _key_values(args.ort_config, "--ort-config")) for s in _list(args.stack)]
         if args.graph_command != "run" and len(stacks) != 1:
             raise ValueError(f"graph {args.graph_command} takes one --stack")
-        progress = None if args.quiet else (
-            lambda message: print(f"opval graph {args.graph_command}: {message}", file=sys.stderr))
+        # graph run's stacks are few and mostly quick: its progress is for a person at a terminal.
+        shown = not args.quiet and (args.graph_command != "run" or sys.stderr.isatty())
+        progress = (lambda message: print(f"opval graph {args.graph_command}: {message}", file=sys.stderr)) \
+            if shown else None
         if args.graph_command == "precision":
             return _graph_precision(args, inputs, stacks[0], progress)
         if args.graph_command == "triage":
