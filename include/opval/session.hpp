@@ -113,10 +113,6 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err);
 
-/// An output file (a journal, bench JSON Lines or CSV), appended to when `append`; its folder is
-/// made when missing. `what` names it in the error when it cannot be written.
-std::ofstream open_output(const std::string& path, bool append, std::string_view what = "JSONL");
-
 /// The exit rule of a run: 0 when every case that ran passed (listed known failures aside)
 /// and at least one ran; 1 otherwise (2, bad input, is the callers').
 int run_exit_code(const run_summary& s);

@@ -38,6 +38,18 @@ def _run_keywords() -> list[str]:
 _SCALARS = {"int": int, "uint64": int, "float": float, "str": str, "policy": str}
 
 
+def _path(text: str) -> str:
+    """A file or folder option's value: an empty one is a mistake (an unset variable), as in
+    `opval run`."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path: give a file name")
+    return text
+
+
+def _names_a_path(option: dict) -> bool:
+    return any(word in option["value_name"] for word in ("FILE", "PATH", "DIR", "JOURNAL"))
+
+
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     """`python -m opval run`'s options: each of opval.run's keywords under the flag `opval run`
     gives it, with its help, default and type from the session's option table."""
@@ -52,10 +64,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(*flags, type=lambda text, item=item: [item(v) for v in _list(text)],
                                 default=["sim"] if o["keyword"] == "backends" else [], metavar=o["value_name"], **common)
         elif kind.startswith("list"):
-            parser.add_argument(*flags, action="append", default=[], metavar=o["value_name"], **common)
+            parser.add_argument(*flags, action="append", default=[], metavar=o["value_name"],
+                                type=_path if _names_a_path(o) else str, **common)
         else:
             choices = o["choices"].split() or None
-            parser.add_argument(*flags, type=_SCALARS[kind], default=default if default != "" else None, choices=choices,
+            parser.add_argument(*flags, type=_path if _names_a_path(o) else _SCALARS[kind],
+                                default=default if default != "" else None, choices=choices,
                                 metavar=None if choices else o["value_name"], **common)
 
 

@@ -14,6 +14,7 @@
 #include "bench/environment.hpp"
 #include "opval/error.hpp"
 #include "core/known_failures.hpp"
+#include "core/output_file.hpp"
 #include "opval/session.hpp"
 #include "bench/sweep.hpp"
 #include "core/threading.hpp"
@@ -188,9 +189,14 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   o.backend = names_of(backends);
   bench_options bo = bench_options_of(s, o);
   const std::vector<bench_job> jobs = bench_jobs(plan, axes, backends);
-  std::ofstream jsonl, csv;
-  if (!plan.jsonl.empty()) jsonl = open_output(plan.jsonl, false);
-  if (!s.csv.empty()) csv = open_output(s.csv, false, "CSV");
+  std::vector<located_problem> problems;
+  for (const bench_job& job : jobs) problems.push_back(job.lp);
+  const std::vector<std::string> inputs =
+      input_files(problems, plan.known_failures.empty() ? std::vector<std::string>{}
+                                                        : std::vector<std::string>{plan.known_failures});
+  std::optional<output_file> jsonl, csv;
+  if (!plan.jsonl.empty()) jsonl.emplace(plan.jsonl, false, "JSONL", inputs);
+  if (!s.csv.empty()) csv.emplace(s.csv, false, "CSV", inputs);
   const std::optional<known_failures> known =
       plan.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(plan.known_failures));
   out << fmt::format("opval bench: backend {}, policy {}, seed {}, {} cache, target CI +-{:g}%, budget {:g} s per case\n",
@@ -207,8 +213,8 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   }
   std::vector<std::unique_ptr<bench_reporter>> reporters;
   reporters.push_back(make_bench_console_reporter(out, backends.size() > 1, axes));
-  if (jsonl) reporters.push_back(make_bench_jsonl_reporter(jsonl, env));
-  if (csv) reporters.push_back(make_bench_csv_reporter(csv));
+  if (jsonl) reporters.push_back(make_bench_jsonl_reporter(jsonl->stream(), env));
+  if (csv) reporters.push_back(make_bench_csv_reporter(csv->stream()));
   bench_summary summary;
   for (const bench_job& job : jobs) {
     case_result check = executor->run(job.lp, *job.sb, o);
@@ -219,8 +225,11 @@ int bench_plan(const session_plan& given, std::ostream& out) {
     r.sweep = job.point.values;
     summary.add(r);
     for (auto& rep : reporters) rep->on_result(r, job.point, job.template_index);
+    for (output_file* f : {jsonl ? &*jsonl : nullptr, csv ? &*csv : nullptr})
+      if (f) f->record_written();
   }
   for (auto& rep : reporters) rep->on_finish(summary);
+  check_records_reached({jsonl ? &*jsonl : nullptr, csv ? &*csv : nullptr});
   return summary.ok() ? 0 : 1;
 }
 

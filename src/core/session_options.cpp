@@ -5,6 +5,7 @@
 #include "opval/session.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,13 @@
 
 namespace opval {
 namespace {
+
+// Whether the option's value names a file or folder (its value name says FILE, PATH, DIR or
+// JOURNAL): an empty one is a mistake (an unset variable in a script), not "none".
+bool names_a_path(const option_def& d) {
+  return std::ranges::any_of(std::array<std::string_view, 4>{"FILE", "PATH", "DIR", "JOURNAL"},
+                             [&](std::string_view word) { return d.value_name.find(word) != std::string_view::npos; });
+}
 
 constexpr unsigned run_repro_bench = for_run | for_repro | for_bench;
 constexpr unsigned every_command = run_repro_bench | for_judge;
@@ -279,6 +287,7 @@ std::string number_error(const option_def& d, std::string_view text) {
 }  // namespace
 
 std::string option_value_error(const option_def& d, std::string_view text) {
+  if (text.empty() && names_a_path(d)) return "an empty path: give a file name";
   return std::visit(
       [&]<class T>(plan_field<T>) -> std::string {
         if constexpr (std::is_same_v<T, int> || std::is_same_v<T, std::vector<int>>) return number_error<int>(d, text);

@@ -8,6 +8,7 @@
 
 #include "opval/error.hpp"
 #include "opval/judge.hpp"
+#include "core/output_file.hpp"
 #include "opval/session.hpp"
 
 namespace opval {
@@ -76,15 +77,19 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
   const case_result r = executor->judge(parse_problem(descriptor), plan.judge_inputs, plan.judge_outputs, o);
   std::vector<std::unique_ptr<reporter>> reporters;
   reporters.push_back(make_console_reporter(out, true));
-  std::ofstream jsonl;
+  std::optional<output_file> jsonl;
   if (!plan.jsonl.empty()) {
-    jsonl = open_output(plan.jsonl, false);
-    reporters.push_back(make_jsonl_reporter(jsonl));
+    std::vector<std::string> inputs = plan.judge_inputs;
+    inputs.insert(inputs.end(), plan.judge_outputs.begin(), plan.judge_outputs.end());
+    jsonl.emplace(plan.jsonl, false, "JSONL", inputs);
+    reporters.push_back(make_jsonl_reporter(jsonl->stream()));
   }
   run_summary summary;
   summary.add(r);
   for (auto& rep : reporters) rep->on_start(o), rep->on_result(r), rep->on_finish(summary);
+  if (jsonl) jsonl->record_written();
   if (!any_case_ran(summary)) err << "opval: nothing was judged (" << r.v.reason << ")\n";
+  check_records_reached({jsonl ? &*jsonl : nullptr});
   return run_exit_code(summary);
 }
 

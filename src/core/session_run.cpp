@@ -11,6 +11,7 @@
 #include "opval/error.hpp"
 #include "core/journal.hpp"
 #include "core/known_failures.hpp"
+#include "core/output_file.hpp"
 #include "opval/session.hpp"
 
 namespace opval {
@@ -37,15 +38,6 @@ void say_what_was_resumed(const session_options& s, const journal_index& journal
 
 }  // namespace
 
-std::ofstream open_output(const std::string& path, bool append, std::string_view what) {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream out(p, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw error(fmt::format("cannot write {} file '{}'", what, path));
-  return out;
-}
-
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err) {
@@ -57,11 +49,14 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   if (!s.resume.empty()) journal = journal_index(recover_journal(s.resume));
   const std::size_t recorded_at_start = journal ? journal->left() : 0;
   const std::string jsonl_path = s.resume.empty() ? s.jsonl : s.resume;
-  std::ofstream jsonl;
+  std::optional<output_file> jsonl;
   std::unique_ptr<reporter> journal_writer;
   if (!jsonl_path.empty()) {
-    jsonl = open_output(jsonl_path, !s.resume.empty());
-    journal_writer = make_jsonl_reporter(jsonl);
+    // A resumed journal is read, then appended to: by design, not an input to protect.
+    jsonl.emplace(jsonl_path, !s.resume.empty(), "JSONL",
+                  input_files(problems, s.known_failures.empty() ? std::vector<std::string>{}
+                                                                 : std::vector<std::string>{s.known_failures}));
+    journal_writer = make_jsonl_reporter(jsonl->stream());
   }
   const std::optional<known_failures> known =
       s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
@@ -77,13 +72,17 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);
       for (auto& r : reporters) r->on_result(result);
-      if (!recorded && journal_writer) journal_writer->on_result(result);
+      if (!recorded && journal_writer) {
+        journal_writer->on_result(result);
+        jsonl->record_written();
+      }
     }
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
+  check_records_reached({jsonl ? &*jsonl : nullptr});
   return run_exit_code(summary);
 }
 

@@ -404,6 +404,30 @@ TEST_F(CliTest, BenchCompareGatesOnSlowerCases) {
   expect_bad_input({"bench", "compare", "base.jsonl"}, "new");
 }
 
+// Nothing lost on output: an output naming an input of the run, an empty path, a write that
+// fails (a full disk) are each one error line and exit 2, never a silent loss.
+TEST_F(CliTest, OutputsNeverOverwriteInputsNorLoseRecords) {
+  REQUIRE_OP(op);
+  const std::string problem = op->suite("smoke").front();
+  std::ofstream(dir_ / "p.txt") << problem << '\n';
+  std::ofstream(dir_ / "known.txt") << "[sim]\n";
+  expect_bad_input({"run", "--problems", "p.txt", "--jsonl", "p.txt"}, "'p.txt' is also an input of this run");
+  expect_bad_input({"run", "--problems", "p.txt", "--jsonl", "./p.txt"}, "is also an input of this run");
+  expect_bad_input({"run", "--problems", "p.txt", "--known-failures", "known.txt", "--jsonl", "known.txt"},
+                   "is also an input of this run");
+  expect_bad_input({"bench", "--problems", "p.txt", "--budget", "0.1", "--csv", "p.txt"}, "CSV file 'p.txt' is also");
+  EXPECT_EQ(read_all(dir_ / "p.txt"), problem + "\n") << "the problems file is untouched";
+  expect_bad_input({"run", "--problems", "p.txt", "--jsonl", ""}, "--jsonl: an empty path");
+  expect_bad_input({"run", "--problems", ""}, "--problems: an empty path");
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const cli_result full = opval({"run", "--problems", "p.txt", "--jsonl", "/dev/full"});
+  EXPECT_EQ(full.code, 2) << full.out << full.err;
+  ASSERT_EQ(full.err_lines().size(), 1u) << full.err;
+  EXPECT_EQ(full.err, "opval: error: writing JSONL file '/dev/full' failed (No space left on device): 0 of 1 records "
+                      "reached it\n");
+  EXPECT_TRUE(std::regex_search(full.out, closing_line)) << "the run itself is reported: " << full.out;
+}
+
 TEST_F(CliTest, UnknownBackendInAListIsBadInput) {
   expect_bad_input({"run", "--backend", "sim,no_such_backend", "--problems", "matmul m=2 n=2 k=2"},
                    "no_such_backend");

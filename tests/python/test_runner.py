@@ -59,6 +59,22 @@ def test_module_entry_point_exit_codes_and_errors(tmp_path):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_outputs_never_overwrite_inputs_nor_lose_records(tmp_path):
+    """The session's output files from Python as from the CLI: the problems file refused as the
+    journal, a full disk an error saying how many records reached it, an empty path refused."""
+    problems = tmp_path / "p.txt"
+    problems.write_text("relu shape=8\nmatmul m=4 n=4 k=4\n")
+    with pytest.raises(ValueError, match="is also an input of this run"):
+        run(["sim"], problems=[str(problems)], jsonl=str(problems), out=io.StringIO())
+    assert problems.read_text() == "relu shape=8\nmatmul m=4 n=4 k=4\n"
+    if Path("/dev/full").exists():
+        with pytest.raises(ValueError, match=r"'/dev/full' failed \(No space left on device\): 0 of 2 records reached it"):
+            run(["sim"], problems=[str(problems)], jsonl="/dev/full", out=io.StringIO())
+    done = subprocess.run([sys.executable, "-m", "opval", "run", "--problems", str(problems), "--jsonl", ""],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr == "opval: error: run: argument --jsonl: an empty path: give a file name\n"
+
+
 def test_a_crashing_plugin_is_a_crash_verdict_and_the_run_goes_on(tmp_path):
     plugin = ROOT / "build/examples/plugins/libmisbehaving_gemm_segfault.so"
     assert plugin.exists(), f"{plugin} is missing: build the C++ tree first (scripts/setup does)"

@@ -1,0 +1,68 @@
+// Output files that lose nothing (core/output_file.hpp).
+#include "core/output_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "opval/error.hpp"
+
+namespace opval {
+namespace {
+
+// Whether `output` and `input` name the same existing file, under any spelling or link; a
+// missing output is no input.
+bool same_file(const std::filesystem::path& output, const std::filesystem::path& input) {
+  std::error_code ec;
+  return std::filesystem::equivalent(output, input, ec);
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& path, bool append, std::string_view what,
+                         std::span<const std::string> inputs)
+    : path_(path), what_(what) {
+  if (path.empty()) throw error(fmt::format("an empty {} path: give a file name", what));
+  for (const std::string& input : inputs)
+    if (!input.empty() && same_file(path, input))
+      throw error(fmt::format("{} file '{}' is also an input of this run ('{}'): writing it would overwrite what the "
+                              "run reads",
+                              what, path, input));
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  out_.open(p, append ? std::ios::app : std::ios::trunc);
+  if (!out_) throw error(fmt::format("cannot write {} file '{}'", what, path));
+}
+
+void output_file::record_written() {
+  ++records_;
+  if (out_.good()) {
+    ++written_;
+    return;
+  }
+  if (reason_.empty()) reason_ = errno != 0 ? std::strerror(errno) : "the write failed";
+  failure_ = fmt::format("writing {} file '{}' failed ({}): {} of {} records reached it", what_, path_, reason_, written_,
+                         records_);
+}
+
+void check_records_reached(std::initializer_list<const output_file*> files) {
+  for (const output_file* f : files)
+    if (f && !f->failure().empty()) throw error(f->failure());
+}
+
+std::vector<std::string> input_files(std::span<const located_problem> problems, std::vector<std::string> others) {
+  std::vector<std::string> out = std::move(others);
+  for (const located_problem& lp : problems) {
+    const std::size_t colon = lp.source.rfind(':');
+    if (lp.source.starts_with('<') || colon == std::string::npos) continue;  // "<command line>"
+    std::string file = lp.source.substr(0, colon);
+    if (out.empty() || out.back() != file) out.push_back(std::move(file));
+  }
+  return out;
+}
+
+}  // namespace opval
