@@ -145,6 +145,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _add_graph_commands(commands) -> None:
     """`python -m opval graph run|triage|precision MODEL`: docs/GRAPH.md."""
+    from .precision import DEFAULT_ULPS
     g = commands.add_parser("graph", help="run an ONNX model on stacks, judging every node; triage the first "
                             "divergent node; find the nodes that must stay in float32")
     sub = g.add_subparsers(dest="graph_command", required=True)
@@ -179,7 +180,7 @@ def _add_graph_commands(commands) -> None:
                            "(f64), or a half type (default float32)")
             c.add_argument("--tolerance", default="", help=f"the target for the outputs against the fp64 reference: "
                            f"ulps=K (max |y - ref| <= K roundings of the low type at the output's largest magnitude; "
-                           f"default ulps={precision_ulps():g}) or rtol=R,atol=A (element by element)")
+                           f"default ulps={DEFAULT_ULPS:g}) or rtol=R,atol=A (element by element)")
             c.add_argument("--save", metavar="FILE.onnx", help="write the model at the precision found")
         else:
             c.add_argument("--contract", action="append", default=[], metavar="NODE=CONTRACT",
@@ -194,12 +195,6 @@ def _add_graph_commands(commands) -> None:
             c.add_argument("--reproducer", metavar="DIR", help="when a node is blamed, cut it (with its fused region) "
                            "out into DIR, check that it fails the same way, and bundle it with the evidence "
                            "(DIR.tar.gz)")
-
-
-def precision_ulps() -> float:
-    from .precision import DEFAULT_ULPS
-
-    return DEFAULT_ULPS
 
 
 def _graph_inputs(args: argparse.Namespace) -> dict:

@@ -228,6 +228,11 @@ def ort_fired_passes(model: Any, *, level: str = "all", config: Mapping[str, str
     return list(dict.fromkeys(f.decode() for f in fired))
 
 
+def threads_text(threads: int | None, default: str = "default threads") -> str:
+    """A thread count in words: "1 thread", "2 threads", or `default` for the stack's own."""
+    return f"{threads} thread{'s' if threads != 1 else ''}" if threads else default
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """One way of running a stack: the compiler's optimization level (None: the stack's own
@@ -266,7 +271,7 @@ class StackConfig:
         parts = [self.level or "default level"]
         if self.disabled:
             parts.append("without " + ", ".join(self.disabled))
-        parts.append(f"{self.threads} thread{'s' if self.threads != 1 else ''}" if self.threads else "default threads")
+        parts.append(threads_text(self.threads))
         parts += [f"{k}={v}" for k, v in self.runtime]
         return ", ".join(parts)
 

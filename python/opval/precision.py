@@ -152,10 +152,14 @@ def candidates(model: Any) -> list[str]:
     """The nodes whose precision can be chosen: opval op nodes (not Cast) computing a
     floating-point value, in execution order (named as named_nodes names them)."""
     m = named_nodes(model)
-    types = _value_types(m)
-    roles = {n["name"]: n for n in graph.info(m)}
-    return [n.name for n in m.graph.node
-            if roles.get(n.name, {}).get("role") == "op" and n.op_type not in _EXPLICIT
+    return _candidates(m, _value_types(m))
+
+
+def _candidates(named, types: Mapping[str, int]) -> list[str]:
+    """candidates() of a model already named_nodes'd, its values' types given."""
+    roles = {n["name"]: n["role"] for n in graph.info(named)}
+    return [n.name for n in named.graph.node
+            if roles.get(n.name) == "op" and n.op_type not in _EXPLICIT
             and any(types.get(o) in _FLOAT_TYPES for o in n.output if o)]
 
 
@@ -170,12 +174,12 @@ def mixed_precision(model: Any, low: str, keep_high: set[str] | frozenset[str] =
 
     m = named_nodes(model)
     low_t, high_t = onnx_type(low), onnx_type(high)
-    chosen = set(candidates(m))
+    original = _value_types(m)
+    chosen = set(_candidates(m, original))
     unknown = set(keep_high) - chosen
     if unknown:
         raise ValueError(f"no node '{sorted(unknown)[0]}' whose precision can be chosen (candidates: "
                          f"{', '.join(sorted(chosen)) or 'none'})")
-    original = _value_types(m)
     types = dict(original)  # each value's type in the rewritten model
     initializers = {t.name: t for t in m.graph.initializer}
     converted: dict[tuple[str, int], str] = {}
@@ -271,10 +275,17 @@ def contributions(model: Any, inputs: Mapping[str, Any], low: str, nodes: list[s
     units of `tolerance` (the worst output): rounded_around run by the fp64 graph reference
     against the model's own. A node of an ill-conditioned spot (a cancellation after it, a
     residual stream of large values) scores high; a node whose roundings the graph damps, low."""
-    low = _TYPE_NAMES[onnx_type(low)]
     named = named_nodes(model)
-    s = _Search(named, inputs, None, StackConfig(), low, low, tolerance or Tolerance(), "bound", lambda _m: None)
-    return s.contributions(nodes if nodes is not None else candidates(named))
+    return _contributions(named, inputs, low, nodes if nodes is not None else candidates(named),
+                          tolerance or Tolerance(), graph.reference(named, inputs).values)
+
+
+def _contributions(named, inputs: Mapping[str, Any], low: str, nodes: list[str], tolerance: Tolerance,
+                   exact: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """contributions() of a model already named_nodes'd, its fp64 reference values `exact`."""
+    names, low_t = graph.load(named).output_names, onnx_type(low)
+    return {node: tolerance.worst(graph.reference(rounded_around(named, node, low), inputs).values, exact, names, low_t)
+            for node in nodes}
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -290,7 +301,7 @@ class Trial:
 
     @property
     def meets(self) -> bool:
-        return self.ratio <= 1.0 and not self.defects
+        return self.ratio <= 1.0  # a trial with defects stops the search (_Defect) before it is asked
 
 
 @dataclass
@@ -410,10 +421,6 @@ class _Search:
             raise _Defect(self.trials[keep_high])
         return self.trials[keep_high]
 
-    def contributions(self, nodes: list[str]) -> dict[str, float]:
-        """contributions(), on the reference this search already holds."""
-        return {node: self.tolerance.worst(graph.reference(rounded_around(self.model, node, self.low), self.inputs).values,
-                                           self.exact, self.names, self.low_t) for node in nodes}
 
 
 def bisect(model: Any, inputs: Mapping[str, Any], stack: Stack, *, low: str = "bfloat16", high: str = "float32",
@@ -436,7 +443,7 @@ def bisect(model: Any, inputs: Mapping[str, Any], stack: Stack, *, low: str = "b
     named = named_nodes(model)
     s = _Search(named, inputs, stack, config or stack.config, low, high, tol, policy, progress or (lambda _m: None))
     in_order = candidates(named)
-    contrib = s.contributions(in_order)
+    contrib = _contributions(named, inputs, low, in_order, tol, s.exact)
     report = PrecisionReport(stack=str(stack), low=low, high=high, tolerance=tol.describe(onnx_type(low)),
                              candidates=in_order, contributions=contrib)
     try:

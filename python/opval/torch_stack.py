@@ -59,7 +59,7 @@ def _laid_out(feeds: list, config: StackConfig) -> list:
 
     if config.option("layout", TORCH_RUNTIME_OPTIONS) != "channels_last":
         return feeds
-    return [f.contiguous(memory_format=torch.channels_last) if getattr(f, "dim", lambda: 0)() == 4 else f for f in feeds]
+    return [f.contiguous(memory_format=torch.channels_last) if f.dim() == 4 else f for f in feeds]
 
 
 class TorchCompileStack(Stack):

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import graph
-from .graph_stacks import Stack, StackConfig, StackRun
+from .graph_stacks import Stack, StackConfig, StackRun, threads_text
 
 
 @dataclass
@@ -307,15 +307,11 @@ class _Triager:
         return fails
 
 
-def _threads_text(threads: int | None) -> str:
-    return f"{threads} thread{'s' if threads != 1 else ''}" if threads else "the default threads"
-
-
 def _dispatch_variations(stack: Stack, config: StackConfig) -> list[tuple[str, str, StackConfig]]:
     """The dispatches to try beside `config`'s, one knob changed each: the other thread counts,
     then each other value of each runtime option; each with what `config` has of that knob and
     what the try has, in words."""
-    out = [(_threads_text(config.threads), _threads_text(t), config.but(threads=t))
+    out = [(threads_text(config.threads, "the default threads"), threads_text(t), config.but(threads=t))
            for t in stack.thread_choices if t != config.threads]
     for name, values in stack.runtime_options.items():
         current = config.option(name, stack.runtime_options)

@@ -33,6 +33,22 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
+/// A scratch directory of this process, named after `prefix`, removed when it goes.
+class scratch_dir {
+ public:
+  explicit scratch_dir(const std::string& prefix)
+      : path_(std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~scratch_dir() { std::filesystem::remove_all(path_); }
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 inline std::string read_all(const std::filesystem::path& p) {
   std::ifstream in(p);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

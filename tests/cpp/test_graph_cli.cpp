@@ -26,8 +26,6 @@ namespace fs = std::filesystem;
 class GraphCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("opval_test_graph_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
     testing::model_builder b(17);
     b.input("x", {2, 2}).floats("w", {2, 2}, {1, 2, 3, 4}).output("y");
     b.node("MatMul", {"x", "w"}, {"h"}, "mm");
@@ -45,9 +43,9 @@ class GraphCli : public ::testing::Test {
     const std::vector<array_data> in{{"x", "<f4", {2, 2}, std::vector<std::byte>(bytes, bytes + sizeof x)}};
     write_npz((dir_ / "in.npz").string(), in);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  fs::path dir_;
+  testing::scratch_dir scratch_{"opval_test_graph_cli"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(GraphCli, InfoListsEachNodeAndWhatItBecomes) {

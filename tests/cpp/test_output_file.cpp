@@ -1,8 +1,6 @@
 // Output files that lose nothing (core/output_file.hpp): never an input of the same run,
 // never an empty path, and every record accounted for, so that a full disk is an error that
 // says how many records reached the file.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,13 +19,9 @@ namespace fs = std::filesystem;
 
 class OutputFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("opval_test_output_file_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "problems.txt") << "relu shape=8\n";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  void SetUp() override { std::ofstream(dir_ / "problems.txt") << "relu shape=8\n"; }
+  testing::scratch_dir scratch_{"opval_test_output_file"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(OutputFile, RefusesAnInputOfTheRunUnderAnyName) {
