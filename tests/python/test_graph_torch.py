@@ -163,8 +163,8 @@ def test_a_saved_program_runs_from_the_command_line(tmp_path):
 
 def test_runtime_options_change_the_kernels_and_blame_nothing():
     """torch's dispatch options: ATen's oneDNN kernels off (its native convolution instead) and
-    channels-last inputs (NHWC strides) each run the CNN correctly; a stack's name sets them,
-    and triage's runtime hypothesis tries each."""
+    channels-last inputs (NHWC strides) each run the CNN correctly and change what runs; a
+    stack's name sets them."""
     model, inputs = models.cnn(np.float32)
     stack = graph_stacks.stack_from_spec("torch_compile:aot_eager:mkldnn=off:layout=channels_last")
     assert stack.config.runtime == (("layout", "channels_last"), ("mkldnn", "off"))
@@ -178,6 +178,12 @@ def test_runtime_options_change_the_kernels_and_blame_nothing():
     assert not np.array_equal(runs[""]["conv1"], runs[":mkldnn=off"]["conv1"])
     import torch
 
+    from opval.torch_stack import _laid_out
+
+    feeds = [torch.ones(2, 3, 4, 5), torch.ones(2, 3)]
+    laid_out = _laid_out(feeds, graph_stacks.stack_from_spec("torch_compile:layout=channels_last").config)
+    assert laid_out[0].is_contiguous(memory_format=torch.channels_last) and not feeds[0].is_contiguous(
+        memory_format=torch.channels_last) and laid_out[1] is feeds[1]
     assert torch._C._get_mkldnn_enabled()  # the switch is put back
     with pytest.raises(ValueError, match="layout= takes contiguous, channels_last, not 'nhwc'"):
         graph_stacks.stack_from_spec("torch_compile:layout=nhwc")

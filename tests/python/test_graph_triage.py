@@ -256,6 +256,15 @@ def test_onnx_runtime_runtime_options_blame_nothing_and_are_named_on_the_command
         run = stack.run(model, inputs, stack.config)
         assert run.stack == f"ort:all:{option}={value}"
         assert _blamed(graph.judge(model, inputs, run.captured)) == [], option
+    # what each option sets on ONNX Runtime's session
+    import onnxruntime as ort
+
+    session = graph_stacks._session(model.SerializeToString(), "all", None, (), None, None,
+                                    runtime={"prepacking": "off", "arena": "off", "execution": "parallel"})
+    options = session.get_session_options()
+    assert options.get_session_config_entry("session.disable_prepacking") == "1"
+    assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
+    assert options.execution_mode == ort.ExecutionMode.ORT_PARALLEL
 
 
 def test_a_runtime_option_is_checked_by_name_and_value():
