@@ -191,9 +191,7 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   const std::vector<bench_job> jobs = bench_jobs(plan, axes, backends);
   std::vector<located_problem> problems;
   for (const bench_job& job : jobs) problems.push_back(job.lp);
-  const std::vector<std::string> inputs =
-      input_files(problems, plan.known_failures.empty() ? std::vector<std::string>{}
-                                                        : std::vector<std::string>{plan.known_failures});
+  const std::vector<std::string> inputs = input_files(problems, {plan.known_failures});
   std::optional<output_file> jsonl, csv;
   if (!plan.jsonl.empty()) jsonl.emplace(plan.jsonl, false, "JSONL", inputs);
   if (!s.csv.empty()) csv.emplace(s.csv, false, "CSV", inputs);
@@ -225,11 +223,12 @@ int bench_plan(const session_plan& given, std::ostream& out) {
     r.sweep = job.point.values;
     summary.add(r);
     for (auto& rep : reporters) rep->on_result(r, job.point, job.template_index);
-    for (output_file* f : {jsonl ? &*jsonl : nullptr, csv ? &*csv : nullptr})
-      if (f) f->record_written();
+    for (std::optional<output_file>* f : {&jsonl, &csv})
+      if (*f) (*f)->record_written();
   }
   for (auto& rep : reporters) rep->on_finish(summary);
-  check_records_reached({jsonl ? &*jsonl : nullptr, csv ? &*csv : nullptr});
+  for (const std::optional<output_file>* f : {&jsonl, &csv})
+    if (*f) (*f)->check_reached();
   return summary.ok() ? 0 : 1;
 }
 

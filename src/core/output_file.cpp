@@ -49,9 +49,8 @@ void output_file::record_written() {
                          records_);
 }
 
-void check_records_reached(std::initializer_list<const output_file*> files) {
-  for (const output_file* f : files)
-    if (f && !f->failure().empty()) throw error(f->failure());
+void output_file::check_reached() const {
+  if (!failure_.empty()) throw error(failure_);
 }
 
 std::vector<std::string> input_files(std::span<const located_problem> problems, std::vector<std::string> others) {

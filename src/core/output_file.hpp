@@ -3,7 +3,6 @@
 // nothing is lost: never an input of the same run, every write accounted for.
 #include <cstddef>
 #include <fstream>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +27,9 @@ class output_file {
   /// Empty while every record reached the file; else one line saying which file failed, why,
   /// and how many of the records did reach it (a full disk, a closed pipe).
   const std::string& failure() const { return failure_; }
+  /// Throws opval::error with failure() when records were lost: at the end of a run, whose
+  /// verdicts then do not stand (the CLI's exit code 2).
+  void check_reached() const;
 
  private:
   std::string path_, what_;
@@ -36,13 +38,9 @@ class output_file {
   std::string failure_, reason_;
 };
 
-/// Throws opval::error with the failure of the first of `files` (null: not written) that lost
-/// records: at the end of a run, whose verdicts then do not stand (the CLI's exit code 2).
-void check_records_reached(std::initializer_list<const output_file*> files);
-
 /// The files a run reads its problems from (each problem's source file; a descriptor given on
-/// the command line has none), and `others` (a known-failures file, judged arrays): what its
-/// outputs must not overwrite.
+/// the command line has none), and `others` (a known-failures file, judged arrays; "" for none):
+/// what its outputs must not overwrite.
 std::vector<std::string> input_files(std::span<const located_problem> problems, std::vector<std::string> others = {});
 
 }  // namespace opval

@@ -89,7 +89,7 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
   for (auto& rep : reporters) rep->on_start(o), rep->on_result(r), rep->on_finish(summary);
   if (jsonl) jsonl->record_written();
   if (!any_case_ran(summary)) err << "opval: nothing was judged (" << r.v.reason << ")\n";
-  check_records_reached({jsonl ? &*jsonl : nullptr});
+  if (jsonl) jsonl->check_reached();
   return run_exit_code(summary);
 }
 

@@ -53,9 +53,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   std::unique_ptr<reporter> journal_writer;
   if (!jsonl_path.empty()) {
     // A resumed journal is read, then appended to: by design, not an input to protect.
-    jsonl.emplace(jsonl_path, !s.resume.empty(), "JSONL",
-                  input_files(problems, s.known_failures.empty() ? std::vector<std::string>{}
-                                                                 : std::vector<std::string>{s.known_failures}));
+    jsonl.emplace(jsonl_path, !s.resume.empty(), "JSONL", input_files(problems, {s.known_failures}));
     journal_writer = make_jsonl_reporter(jsonl->stream());
   }
   const std::optional<known_failures> known =
@@ -82,7 +80,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
-  check_records_reached({jsonl ? &*jsonl : nullptr});
+  if (jsonl) jsonl->check_reached();
   return run_exit_code(summary);
 }
 
