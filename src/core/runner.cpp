@@ -49,7 +49,7 @@ void run_kernel(backend& b, detail::kernel_checks& kc, const std::vector<tensor>
   if (o.poison_check) {
     std::vector<tensor> outs1 = kc.outputs(out_ops, 1);
     kc.run(b, ins, outs1);
-    kc.compare_passes(out_ops, outs, outs1);
+    kc.compare_passes(b, ins, out_ops, outs, outs1);
   }
   kc.compare_thread_counts(b, ins, out_ops, outs);
   r.times.prepare = bt.prepare;

@@ -95,6 +95,32 @@ TEST(PluginMetadata, NameThatIsNoWordIsRefusedAndShownPrintable) {
   }
 }
 
+TEST(PluginMetadata, NullNameIsRefused) {
+  fuzz::fake_plugin() = {};
+  fuzz::fake_plugin().null_name = true;
+  try {
+    detail::make_plugin_backend(fake_entry_points(), "p.so");
+    ADD_FAILURE() << "accepted a NULL name";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("opval_plugin_name() returned NULL"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PluginMetadata, UndefinedSupportsCodeIsAPluginErrorNamingTheCodeNotASkip) {
+  for (const int code : {3, -1, 100}) {
+    fuzz::fake_plugin() = {};
+    fuzz::fake_plugin().name = "fake";
+    fuzz::fake_plugin().supports_code = code;
+    const auto b = detail::make_plugin_backend(fake_entry_points(), "p.so");
+    run_options o;
+    o.perturb_check = false;
+    const case_result r = run_case(parse_problem("matmul m=2 n=3 k=2"), *b, o, "test");
+    EXPECT_EQ(r.v.st, state::failed) << code;
+    EXPECT_NE(r.v.reason.find("opval_plugin_supports() returned " + std::to_string(code) + ","), std::string::npos)
+        << r.v.reason;
+  }
+}
+
 TEST(PluginMetadata, UnterminatedMultiLineReasonIsOneBoundedLine) {
   fuzz::fake_plugin() = {};
   fuzz::fake_plugin().name = "fake";

@@ -195,15 +195,21 @@ TEST(memory_checks, unwritten_elements_are_counted_and_located) {
 }
 
 TEST(memory_checks, accumulating_into_the_output_fails_on_the_garbage_prefill) {
-  // dst += A.B instead of dst = A.B: right only if dst started at zero.
+  // dst += A.B instead of dst = A.B, in float arithmetic as a C kernel does it (a NaN's payload
+  // propagates): right only if dst started at zero.
   function_backend b("test", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     std::vector<tensor> s{tensor(out[0].type(), out[0].shape())};
     p.spec().simulate(p, in, s);
-    for (std::int64_t i = 0; i < out[0].numel(); ++i) out[0].set_at(i, out[0].at(i) + s[0].at(i));
+    volatile float* dst = out[0].data_as<float>();  // volatile: the += happens at run time, on the NaN
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) dst[i] = dst[i] + s[0].data_as<float>()[i];
   });
   const case_result r = run(small_matmul, b);
   EXPECT_NE(r.v.st, state::passed);  // NaN + x everywhere: MISTRUSTED (a constant output)
   EXPECT_TRUE(contains(r.v.reason, "nan")) << r.v.reason;
+  EXPECT_TRUE(contains(r.v.reason, "output not overwritten: element [0,0] of output 'dst' depends on the buffer's "
+                                   "previous contents (20 of 20 elements differ"))
+      << r.v.reason;
+  EXPECT_FALSE(contains(r.v.reason, "nondeterministic")) << r.v.reason;
   run_options off;
   off.poison_check = false;  // zero-filled outputs hide the bug
   EXPECT_EQ(run(small_matmul, b, off).v.st, state::passed);
@@ -238,8 +244,37 @@ TEST(memory_checks, run_to_run_differences_fail_unless_the_contract_allows_them)
   EXPECT_TRUE(contains(r.v.reason, "nondeterministic: output 'dst' differs bitwise between two runs on the same "
                                    "inputs in 1 of 20 elements, first at [0,0]"))
       << r.v.reason;
+  EXPECT_FALSE(contains(r.v.reason, "not overwritten")) << "a kernel that alternates is not repeatable per pre-fill";
   const case_result allowed = run(std::string(small_matmul) + " dt=f32 deterministic=0", b);
   EXPECT_EQ(allowed.v.st, state::passed) << allowed.v.reason;
+}
+
+TEST(memory_checks, accumulating_into_part_of_an_integer_output_is_named_not_overwritten) {
+  // Only the last row is accumulated into: an integer output, so no NaN shows it either.
+  function_backend b("test", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    std::vector<tensor> s{tensor(out[0].type(), out[0].shape())};
+    p.spec().simulate(p, in, s);
+    const std::int64_t n = out[0].numel(), cols = out[0].shape().back();
+    for (std::int64_t i = 0; i < n; ++i) out[0].set_at(i, (i >= n - cols ? out[0].at(i) : 0.0) + s[0].at(i));
+  });
+  const case_result r = run("matmul m=4 n=5 k=3 dt=i8:i32:i32", b);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_TRUE(contains(r.v.reason, "output not overwritten: element [3,0] of output 'dst' depends on the buffer's "
+                                   "previous contents (5 of 20 elements differ"))
+      << r.v.reason;
+}
+
+TEST(memory_checks, a_kernel_nondeterministic_at_random_is_not_mistaken_for_one_that_reads_its_output) {
+  // Differs in one element at every other run, and in another at every third.
+  int calls = 0;
+  auto b = sim_then([&calls](auto, std::span<tensor> out) {
+    ++calls;
+    if (calls % 2 == 0) out[0].data_as<float>()[0] = std::nextafter(out[0].data_as<float>()[0], INFINITY);
+    if (calls % 3 == 0) out[0].data_as<float>()[1] = std::nextafter(out[0].data_as<float>()[1], INFINITY);
+  });
+  const case_result r = run(small_matmul, b);
+  EXPECT_TRUE(contains(r.v.reason, "nondeterministic: output 'dst'")) << r.v.reason;
+  EXPECT_FALSE(contains(r.v.reason, "not overwritten")) << r.v.reason;
 }
 
 TEST(memory_checks, thread_counts_must_give_the_same_bits) {

@@ -129,7 +129,10 @@ class plugin_backend final : public backend {
                   std::to_string(OPVAL_PLUGIN_ABI_VERSION) + "; rebuild it against this opval's "
                   "include/opval/plugin.h");
     const char* n = name_();
-    name_text_ = n ? n : "unnamed";
+    if (!n)
+      throw error("plugin '" + path + "': opval_plugin_name() returned NULL, not a name of 1 to 64 printable "
+                  "ASCII characters without spaces or commas");
+    name_text_ = n;
     if (!valid_plugin_name(name_text_))
       throw error("plugin '" + path + "': opval_plugin_name() returned '" + printable(name_text_) +
                   "', not a name of 1 to 64 printable ASCII characters without spaces or commas");
@@ -150,7 +153,10 @@ class plugin_backend final : public backend {
       case OPVAL_PLUGIN_SUPPORTED: return device_support();
       case OPVAL_PLUGIN_UNIMPLEMENTED: return support::unimplemented(why);
       case OPVAL_PLUGIN_SKIPPED: return support::skipped(why);
-      default: return support::skipped("plugin returned unknown code " + std::to_string(code));
+      // An answer outside the ABI is the plugin's defect, not a refusal: the case FAILS with it.
+      default:
+        throw error("plugin '" + path_ + "': opval_plugin_supports() returned " + std::to_string(code) +
+                    ", not OPVAL_PLUGIN_SUPPORTED (0), OPVAL_PLUGIN_UNIMPLEMENTED (1) or OPVAL_PLUGIN_SKIPPED (2)");
     }
   }
 
