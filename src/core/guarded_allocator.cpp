@@ -28,6 +28,17 @@ std::size_t page_size() {
 
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 
+// How far past the end (or before the start) of a buffer an access must still trap. One page
+// is not enough: a kernel reading a row or a tile past the end (4 KiB is a common stride)
+// jumps over a single guard page into whatever is mapped beyond it.
+constexpr std::size_t guard_reach = std::size_t{64} << 10;
+
+// The guard region: the reach in whole pages (16 of 4 KiB; one where pages are 64 KiB).
+std::size_t guard_bytes() {
+  static const std::size_t bytes = round_up(guard_reach, page_size());
+  return bytes;
+}
+
 // One live guarded mapping. `state` guards the rest: the signal handler reads only slots
 // that are `live`, and a writer moves a slot out of `live` while it changes it.
 struct region {
@@ -35,7 +46,8 @@ struct region {
   std::atomic<std::uint32_t> state{free_slot};
   std::byte* map = nullptr;  ///< the whole mapping
   std::size_t map_bytes = 0;
-  std::byte* guard = nullptr;  ///< the PROT_NONE page
+  std::byte* guard = nullptr;  ///< the PROT_NONE guard region, guard_bytes() long
+  std::size_t guard_size = 0;  ///< guard_bytes(), kept here for the signal handler
   std::byte* data = nullptr;   ///< the buffer handed out
   std::size_t data_bytes = 0;
   guard_side side = guard_side::after;
@@ -100,7 +112,7 @@ struct span_bytes {
   std::byte* end;
 };
 span_bytes head_slack(const region& r) {
-  std::byte* start = r.side == guard_side::before ? r.guard + page_size() : r.map;
+  std::byte* start = r.side == guard_side::before ? r.guard + r.guard_size : r.map;
   return {start, r.data};
 }
 span_bytes tail_slack(const region& r) {
@@ -154,16 +166,21 @@ void put_owner(writer& w, const region& r) {
   w.put(" bytes)");
 }
 
-// A fresh mapping of map_bytes with its guard page (at the start for `before`, at the end
-// for `after`) made PROT_NONE.
+// The part of a mapping of map_bytes the buffer and its slack live in: all but the guard
+// region (at the start for `before`, at the end for `after`).
+std::byte* usable_part(std::byte* map, guard_side side) {
+  return side == guard_side::after ? map : map + guard_bytes();
+}
+
+// A fresh mapping of map_bytes, reserved PROT_NONE and then opened for reading and writing
+// but for its guard region: the guard is only address space, neither memory nor commit charge.
 std::byte* new_mapping(std::size_t map_bytes, guard_side side) {
-  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* m = mmap(nullptr, map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw error(fmt::format("guarded allocator: cannot map {} bytes", map_bytes));
   auto* map = static_cast<std::byte*>(m);
-  std::byte* guard = side == guard_side::after ? map + map_bytes - page_size() : map;
-  if (mprotect(guard, page_size(), PROT_NONE) != 0) {
+  if (mprotect(usable_part(map, side), map_bytes - guard_bytes(), PROT_READ | PROT_WRITE) != 0) {
     munmap(m, map_bytes);
-    throw error("guarded allocator: cannot protect the guard page");
+    throw error(fmt::format("guarded allocator: cannot make {} bytes writable", map_bytes - guard_bytes()));
   }
   return map;
 }
@@ -189,8 +206,7 @@ class mapping_cache {
         std::byte* map = it->map;
         bytes_ -= it->bytes;
         entries_.erase(std::next(it).base());
-        std::byte* usable = side == guard_side::after ? map : map + page_size();
-        if (mprotect(usable, map_bytes - page_size(), PROT_READ | PROT_WRITE) == 0) return map;
+        if (mprotect(usable_part(map, side), map_bytes - guard_bytes(), PROT_READ | PROT_WRITE) == 0) return map;
         munmap(map, map_bytes);
         return nullptr;
       }
@@ -235,12 +251,13 @@ mapping_cache& freed_mappings() {
 
 void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
   const std::size_t page = page_size();
+  const std::size_t guard_size = guard_bytes();
   alignment = std::max<std::size_t>(alignment, 1);
   // The data span is rounded to the alignment so that, guard after, the buffer ends less than
-  // `alignment` bytes before the guard page; alignments above a page need extra room to align.
+  // `alignment` bytes before the guard region; alignments above a page need extra room to align.
   const std::size_t span = round_up(std::max<std::size_t>(bytes, 1), alignment);
   const std::size_t data_pages = round_up(span + (alignment > page ? alignment : 0), page);
-  const std::size_t map_bytes = data_pages + page;
+  const std::size_t map_bytes = data_pages + guard_size;
   std::byte* map = freed_mappings().take(map_bytes, side_);
   if (!map) map = new_mapping(map_bytes, side_);
   std::byte* guard = side_ == guard_side::after ? map + data_pages : map;
@@ -249,7 +266,7 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
     auto end = reinterpret_cast<std::uintptr_t>(guard);
     data = reinterpret_cast<std::byte*>((end - bytes) / alignment * alignment);
   } else {
-    auto start = reinterpret_cast<std::uintptr_t>(guard + page);
+    auto start = reinterpret_cast<std::uintptr_t>(guard + guard_size);
     data = reinterpret_cast<std::byte*>(round_up(start, alignment));
   }
   region* r = claim_slot();
@@ -260,6 +277,7 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
   r->map = map;
   r->map_bytes = map_bytes;
   r->guard = guard;
+  r->guard_size = guard_size;
   r->data = data;
   r->data_bytes = bytes;
   r->side = side_;
@@ -323,13 +341,12 @@ std::optional<std::string> check_guard_canaries(const void* addr) {
 bool describe_guard_fault(const void* addr, char* buf, std::size_t size) noexcept {
   if (!buf || size == 0) return false;
   auto* a = static_cast<const std::byte*>(addr);
-  const std::size_t page = page_size();
   const std::size_t n = slots_used.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i) {
     const region& r = registry[i];
     // Read without claiming: a handler must not spin, and a slot being relabelled is skipped.
     if (r.state.load(std::memory_order_acquire) != region::live) continue;
-    if (a < r.guard || a >= r.guard + page) continue;
+    if (a < r.guard || a >= r.guard + r.guard_size) continue;
     writer w{buf, size};
     w.put(r.side == guard_side::after ? "guard page after tensor '" : "guard page before tensor '");
     w.put(r.name);

@@ -1,8 +1,9 @@
 #pragma once
-// Guarded tensor storage: each allocation gets its own mapping with a PROT_NONE guard page
-// right after (or before) the buffer, and canary bytes in the slack the alignment leaves
-// between the buffer and the page boundaries. An out-of-bounds write either traps on the
-// guard page (see describe_guard_fault) or damages a canary (see check_guard_canaries).
+// Guarded tensor storage: each allocation gets its own mapping with a PROT_NONE guard region
+// of 64 KiB (whole pages) right after (or before) the buffer, and canary bytes in the slack the
+// alignment leaves between the buffer and the page boundaries. An out-of-bounds access up to
+// 64 KiB beyond the buffer and its slack traps on the guard region (see describe_guard_fault);
+// a write into the slack damages a canary (see check_guard_canaries).
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -15,8 +16,9 @@ namespace opval {
 
 /// An allocator whose every allocation is a separate guarded mapping (see file comment).
 /// Allocations are listed in a process-wide registry (fixed capacity, lock-free) that
-/// describe_guard_fault can read from a signal handler. Costs a few system calls and at least
-/// two pages per allocation: meant for the tensors handed to a kernel under test.
+/// describe_guard_fault can read from a signal handler. Costs a few system calls, a page of
+/// memory and 64 KiB of address space beyond the buffer per allocation: meant for the tensors
+/// handed to a kernel under test.
 class guarded_allocator final : public allocator {
  public:
   explicit guarded_allocator(guard_side side = guard_side::after) : side_(side) {}
@@ -46,9 +48,9 @@ bool label_guarded_region(const void* addr, std::string_view tensor_name, std::s
 std::optional<std::string> check_guard_canaries(const void* addr);
 
 /// Async-signal-safe: writes into buf (NUL-terminated, at most size bytes) a one-line
-/// description of the guarded tensor region containing addr ("guard page after tensor 'dst'
-/// hit at byte 4 past its end (output 0, 64 bytes)"), and returns true; false when addr is
-/// in no guard page.
+/// description of the guarded tensor whose guard region contains addr, with the distance from
+/// the buffer ("guard page after tensor 'dst' hit at byte 4096 past its end (output 0, 64
+/// bytes)"), and returns true; false when addr is in no guard region.
 bool describe_guard_fault(const void* addr, char* buf, std::size_t size) noexcept;
 
 }  // namespace opval

@@ -154,6 +154,69 @@ TEST(guarded_allocator_death, write_past_the_end_traps_on_the_guard_page) {
       testing::KilledBySignal(SIGSEGV), "");
 }
 
+// The guard reach the docs promise (docs/SAFETY.md): 64 KiB of PROT_NONE on the guard's side.
+constexpr std::size_t guard_reach = std::size_t{64} << 10;
+
+// Reads, in a child that reports the fault as the worker does, the byte `distance` bytes past
+// the end (guard after: byte 0 is the first one past the end) or before the start (guard
+// before: byte 1 is the one just before) of a guarded input 'A' of `bytes`, and expects the
+// fault's description to name that distance.
+void expect_read_traps(guard_side side, std::size_t bytes, std::size_t distance) {
+  const bool after = side == guard_side::after;
+  const std::string expected = std::string("guard page ") + (after ? "after" : "before") +
+                               " tensor 'A' hit at byte " + std::to_string(distance) +
+                               (after ? " past its end" : " before its start") + " \\(input 0, " +
+                               std::to_string(bytes) + " bytes\\)";
+  EXPECT_EXIT(
+      {
+        install_guard_fault_reporter();
+        std::byte* p = guarded(bytes, side, "A", "input 0");
+        const volatile std::byte* q = p;
+        const std::byte read = after ? q[bytes + distance] : *(q - distance);
+        (void)read;
+        _exit(0);  // the read did not trap
+      },
+      testing::ExitedWithCode(3), expected)
+      << (after ? "after" : "before") << ", " << bytes << " bytes, read at distance " << distance;
+}
+
+TEST(guarded_allocator_death, a_read_up_to_the_guard_reach_past_the_end_traps) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Sizes that are a multiple of the 64-byte alignment end on the guard region: every byte past
+  // the end traps, as far as the reach.
+  for (std::size_t bytes : {std::size_t{4096}, std::size_t{256}})
+    for (std::size_t distance : {std::size_t{0}, std::size_t{4096}, std::size_t{60} << 10, guard_reach - 1})
+      expect_read_traps(guard_side::after, bytes, distance);
+  // Other sizes leave slack up to the alignment, canaries that catch writes; a read traps from
+  // the first byte past the slack (80 -> 128, 13 -> 64) to the reach beyond it.
+  for (std::size_t bytes : {std::size_t{80}, std::size_t{13}}) {
+    const std::size_t slack = (bytes + 63) / 64 * 64 - bytes;
+    for (std::size_t distance : {slack, std::size_t{4096}, std::size_t{60} << 10, slack + guard_reach - 1})
+      expect_read_traps(guard_side::after, bytes, distance);
+  }
+}
+
+TEST(guarded_allocator_death, a_read_up_to_the_guard_reach_before_the_start_traps_with_the_guard_before) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // With the guard before, every buffer starts on the guard region, whatever its size.
+  for (std::size_t bytes : {std::size_t{4096}, std::size_t{256}, std::size_t{80}, std::size_t{13}})
+    for (std::size_t distance : {std::size_t{1}, std::size_t{4096}, std::size_t{60} << 10, guard_reach})
+      expect_read_traps(guard_side::before, bytes, distance);
+}
+
+TEST(guarded_allocator, the_whole_guard_region_is_described_and_nothing_beyond_it) {
+  std::byte* p = guarded(4096);
+  EXPECT_EQ(fault_text(p + 4096 + guard_reach - 1),
+            "guard page after tensor 'dst' hit at byte 65535 past its end (output 0, 4096 bytes)");
+  EXPECT_FALSE(contains(fault_text(p + 4096 + guard_reach), "tensor 'dst'")) << "past the reach: not this guard";
+  release(p, 4096);
+  std::byte* q = guarded(13, guard_side::before, "A", "input 0");
+  EXPECT_EQ(fault_text(q - guard_reach),
+            "guard page before tensor 'A' hit at byte 65536 before its start (input 0, 13 bytes)");
+  EXPECT_FALSE(contains(fault_text(q - guard_reach - 1), "tensor 'A'")) << "past the reach: not this guard";
+  release(q, 13, guard_side::before);
+}
+
 // ---------------------------------------------------------------- runner, test kernels
 
 constexpr const char* small_matmul = "matmul m=4 n=5 k=3";
@@ -287,6 +350,39 @@ TEST(memory_checks, thread_counts_must_give_the_same_bits) {
   EXPECT_TRUE(contains(r.v.reason, "nondeterministic across thread counts: output 'dst' with 7 threads differs"))
       << r.v.reason;
   EXPECT_NE(omp_get_max_threads(), 7) << "the thread count is restored";
+}
+
+TEST(memory_checks_death, a_kernel_reading_4_kib_past_an_input_crashes_naming_the_guard_and_the_distance) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // A is 4x4 f32 = 64 bytes, a multiple of the alignment: no slack, and a read one page past
+  // its end used to land beyond a single guard page and pass. In-process this is a crash,
+  // which process isolation turns into a CRASH verdict; here the worker's handler is imitated.
+  const auto reads_at = [](std::ptrdiff_t offset) {
+    return sim_then([offset](std::span<const tensor> in, auto) {
+      const volatile std::byte* a = static_cast<const std::byte*>(in[0].data());
+      const std::byte read = a[offset];
+      (void)read;
+    });
+  };
+  EXPECT_EXIT(
+      {
+        install_guard_fault_reporter();
+        auto b = reads_at(64 + 4096);
+        run("matmul m=4 n=5 k=4", b);
+        _exit(0);
+      },
+      testing::ExitedWithCode(3), "guard page after tensor 'A' hit at byte 4096 past its end \\(input 0, 64 bytes\\)");
+  EXPECT_EXIT(
+      {
+        install_guard_fault_reporter();
+        auto b = reads_at(-8192);  // two pages before: beyond a single guard page
+        run_options before;
+        before.guard_at = guard_side::before;
+        run("matmul m=4 n=5 k=4", b, before);
+        _exit(0);
+      },
+      testing::ExitedWithCode(3),
+      "guard page before tensor 'A' hit at byte 8192 before its start \\(input 0, 64 bytes\\)");
 }
 
 // ---------------------------------------------------------------- the misbehaving plugins
