@@ -100,7 +100,7 @@ std::vector<option_def> case_options() {
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> bool& { return p.run.guard; }, .negated = true},
       {.flag = "--guard-before", .keyword = "guard_before",
-       .help = "put the guard page before each kernel tensor (catches writes before its start)",
+       .help = "put the 64 KiB guard before each kernel tensor (catches reads and writes before its start)",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> guard_side& { return p.run.guard_at; }},
       {.flag = "--no-poison", .keyword = "poison",
