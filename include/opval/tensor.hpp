@@ -69,6 +69,9 @@ class tensor {
   bool empty() const { return !storage_; }
   bool is_contiguous() const;
   std::size_t element_size() const;
+  /// Bytes from element 0 through the last element, gaps of the strides included (0 when the
+  /// tensor has no element): what a kernel may touch.
+  std::size_t span_bytes() const;
 
   /// Address of the element at index (0, ..., 0).
   void* data();

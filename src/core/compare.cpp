@@ -300,7 +300,9 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
   ++p.count;
   if (g != 0.0) p.any_nonzero = true;
   if (!(g == v.got0 || (std::isnan(g) && std::isnan(v.got0)))) p.got_constant = false;
-  if (!(std::fabs(r - v.ref0) <= b + v.bound0 || (std::isnan(r) && std::isnan(v.ref0)))) p.ref_constant = false;
+  // r == ref0 first: two equal infinities differ by NaN.
+  if (!(r == v.ref0 || std::fabs(r - v.ref0) <= b + v.bound0 || (std::isnan(r) && std::isnan(v.ref0))))
+    p.ref_constant = false;
   if (std::fabs(r) > b) ++p.ref_significant;
   double abs_err, ulps;
   // Agreeing special values are exact matches: they count in the histograms' zero bins.
@@ -344,7 +346,8 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
   p.ulp_hist.add(ulps);
   double over = 0;
   if (v.bound) {
-    over = b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0);
+    // A NaN or Inf mismatch is infinitely over, even where the bound is infinite itself.
+    over = std::isinf(abs_err) ? inf : b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0);
     p.over_hist.add(over);
     p.max_over = std::max(p.max_over, over);
     if (abs_err > b) ++p.beyond;

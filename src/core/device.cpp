@@ -30,13 +30,9 @@ device_runtime* find_device_runtime(device_kind kind) {
 }
 
 std::size_t storage_span_bytes(const tensor& t) {
-  if (t.numel() == 0) return 0;
-  std::int64_t last = 0;
-  for (int d = 0; d < t.rank(); ++d) {
-    if (t.strides()[d] < 0) throw error("device copies need non-negative strides");
-    last += (t.shape()[d] - 1) * t.strides()[d];
-  }
-  return static_cast<std::size_t>(last + 1) * t.element_size();
+  for (const std::int64_t stride : t.strides())
+    if (stride < 0) throw error("device copies need non-negative strides");
+  return t.span_bytes();
 }
 
 void* device_mirror::upload(const tensor& t) {

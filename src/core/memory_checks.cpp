@@ -20,14 +20,12 @@
 namespace opval::detail {
 namespace {
 
-// The storage bytes of t from its first element's allocation start to its last element.
+// The storage bytes of t from its allocation's start to its last element (none when t has no
+// element: its storage is a placeholder no kernel may touch).
 std::span<const std::byte> storage_span(const tensor& t) {
-  const auto es = static_cast<std::int64_t>(t.element_size());
-  std::int64_t last = t.offset();
-  for (int i = 0; i < t.rank(); ++i)
-    if (t.shape()[i] > 0) last += (t.shape()[i] - 1) * t.strides()[i];
-  const auto* base = static_cast<const std::byte*>(t.data()) - t.offset() * es;
-  return {base, static_cast<std::size_t>((last + 1) * es)};
+  const std::size_t before = static_cast<std::size_t>(t.offset()) * t.element_size();
+  const auto* base = static_cast<const std::byte*>(t.data()) - before;
+  return {base, t.numel() == 0 ? 0 : before + t.span_bytes()};
 }
 
 std::uint64_t load_bits(const std::byte* p, std::size_t size) {

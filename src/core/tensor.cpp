@@ -166,6 +166,13 @@ bool tensor::is_contiguous() const {
   return true;
 }
 
+std::size_t tensor::span_bytes() const {
+  if (numel() == 0) return 0;
+  std::int64_t last = 0;
+  for (int d = 0; d < rank(); ++d) last += (shape_[d] - 1) * strides_[d];
+  return static_cast<std::size_t>(last + 1) * element_size();
+}
+
 void* tensor::data() { return storage_.get() + offset_ * element_size(); }
 const void* tensor::data() const { return storage_.get() + offset_ * element_size(); }
 

@@ -174,7 +174,7 @@ TEST(problem, bad_values_name_the_attribute) {
   expect_parse_error("matmul m=abc", "m=abc", 8, "attribute 'm' expects an integer");
   expect_parse_error("matmul m=4.5", "m=4.5", 8, "expects an integer");
   expect_parse_error("matmul m=", "m=", 8, "expects an integer");
-  expect_parse_error("matmul n=2 m=0", "m=0", 12, "out of range");
+  expect_parse_error("matmul n=2 m=-1", "m=-1", 12, "out of range");  // m=0 is an empty matrix
   expect_parse_error("matmul n=2 lda=-1", "lda=-1", 12, "attribute 'lda'");
   expect_parse_error("matmul ta=2", "ta=2", 8, "attribute 'ta'");
   expect_parse_error("matmul act=tanh", "act=tanh", 8, "gelu");  // lists the choices

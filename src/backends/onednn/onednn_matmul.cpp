@@ -14,6 +14,11 @@ namespace opval::onednn {
 plan matmul_plan(const problem& p, const std::vector<operand_view>& in, const std::vector<operand_view>& out,
                  const dnnl::engine& eng) {
   require_gemm_contract(p);
+  // Found by the empty-tensor cases of the matmul suite; refused here, since the crash would
+  // take down a process that runs oneDNN in-process (--isolation none, the library's tests).
+  if (p.get_int("m") == 0)
+    throw refusal{support::unimplemented("onednn backend: matmul with m=0: oneDNN 2.6 divides by zero (SIGFPE) "
+                                         "creating the primitive")};
   const ops::common_gemm::epilogue_spec e = ops::common_gemm::read_epilogue(p, true);
   const std::size_t rank = out[0].shape.size();
   plan pl;

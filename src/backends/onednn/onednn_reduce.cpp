@@ -58,6 +58,11 @@ plan reduce_plan(const problem& p, const std::vector<operand_view>& in, const st
   if (!reduces)
     throw refusal{support::unimplemented("onednn backend: reduce over axes of extent 1 only (y is x): oneDNN 2.6's "
                                          "reduction descriptor requires src and dst to differ in some dim")};
+  bool over_nothing = false;
+  for (std::size_t d = 0; d < reduced.size(); ++d) over_nothing = over_nothing || (reduced[d] && x.shape[d] == 0);
+  if (over_nothing && p.get_choice("kind") == "max")
+    throw refusal{support::unimplemented("onednn backend: a max over an empty axis: oneDNN 2.6 gives the lowest finite "
+                                         "value where opval's reduce (as ONNX's ReduceMax) defines -inf")};
   const operand_view y = keepdims_view(out[0], reduced, p.get_bool("keepdims"));
   const auto src = md_of(x, x.shape.size()), dst = md_of(y, x.shape.size());
   const dnnl::reduction::desc desc(reduction_algorithm(p.get_choice("kind")), src, dst, 0.0f, 0.0f);

@@ -61,10 +61,10 @@ attention_data::attention_data(const problem& p, std::span<const tensor> in)
 
 const attr_schema& attention_spec::schema() const {
   static const attr_schema s{
-      int_attr("b", 2, "batch", 1),
+      int_attr("b", 2, "batch", 0),
       int_attr("h", 4, "query heads", 1),
       int_attr("hkv", 0, "key/value heads (0 = h); h must be a multiple (grouped-query attention)", 0),
-      int_attr("lq", 64, "query length", 1),
+      int_attr("lq", 64, "query length", 0),
       int_attr("lk", 64, "key/value length", 1),
       int_attr("d", 64, "head dimension of Q and K", 1),
       int_attr("dv", 0, "head dimension of V and O (0 = d)", 0),
@@ -85,7 +85,11 @@ std::vector<std::string> attention_spec::contracts() const {
 
 void attention_spec::validate(const problem& p) const {
   const attention_shape s = attention_shape::of(p);
-  for (auto [name, v] : {std::pair{"b", s.b}, {"h", s.h}, {"lq", s.lq}, {"lk", s.lk}, {"d", s.d}, {"dv", s.dv}})
+  // An empty batch or query sequence is an empty output; zero keys would be a softmax over
+  // nothing, which attention does not define.
+  for (auto [name, v] : {std::pair{"b", s.b}, {"lq", s.lq}})
+    if (v < 0) throw error(fmt::format("attention: {}={} must be >= 0", name, v));
+  for (auto [name, v] : {std::pair{"h", s.h}, {"lk", s.lk}, {"d", s.d}, {"dv", s.dv}})
     if (v < 1) throw error(fmt::format("attention: {}={} must be >= 1", name, v));
   if (s.h % s.hkv != 0)
     throw error(fmt::format("attention: h={} is not a multiple of hkv={} (grouped-query heads)", s.h, s.hkv));

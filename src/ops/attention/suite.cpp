@@ -52,6 +52,9 @@ std::vector<std::string> attention_spec::suite(std::string_view tag) const {
       "b=1 h=2 lq=40 lk=300 d=128 causal=bottom_right",
       "b=2 h=8 hkv=2 lq=100 lk=100 d=64 causal=top_left key_lengths=1",
       "b=1 h=2 lq=257 lk=65 d=80 causal=bottom_right mask=bias",
+      // Empty tensors: an empty batch, an empty query sequence.
+      "b=0 h=2 lq=7 lk=9 d=16 mask=bias",
+      "b=2 h=4 hkv=2 lq=0 lk=9 d=16 causal=bottom_right key_lengths=1",
   };
   std::size_t i = 0;
   for (const auto& shape : shapes) {

@@ -29,7 +29,7 @@ std::vector<std::string> cast_spec::suite(std::string_view tag) const {
       eltwise::suite_axis modes{"", "saturate=1", "denorm=ftz"};
       if (many_src) eltwise::append(modes, {"scale=0.3", "scale=100", "scale=100 saturate=1"});
       const eltwise::suite_axis axes[] = {
-          {"shape=1031", "shape=1", "shape=37x41 stride_pad=3 step=2"}, fills, modes};
+          {"shape=1031", "shape=1", "shape=37x41 stride_pad=3 step=2", "shape=0x7"}, fills, modes};
       const std::string c[] = {contract_text(a, b)};
       eltwise::append(lines, eltwise::covering_lines(name(), axes, c));
     }

@@ -132,7 +132,10 @@ std::vector<std::string> binary_spec::suite(std::string_view tag) const {
                          "shape_a=3x100003 shape_b=100003",
                          "shape_a=61x67 shape_b=67 step=2",
                          "shape_a=257x129 shape_b=257x1 stride_pad=5",
-                         "shape_a=7x9x13 shape_b=9x13 stride_pad=1 step=3"};
+                         "shape_a=7x9x13 shape_b=9x13 stride_pad=1 step=3",
+                         // Empty tensors: 1 broadcasts to 0 as to any extent.
+                         "shape_a=0x5 shape_b=5",
+                         "shape_a=3x1 shape_b=0"};
   const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_options(smoke)};
   const auto cs = contracts();
   return covering_lines(name(), axes, cs);

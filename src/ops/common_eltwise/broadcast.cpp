@@ -39,7 +39,7 @@ broadcast_plan plan_broadcast(const dims& a, const dims& b) {
     if (ea != eb && ea != 1 && eb != 1)
       throw error("shape_a=" + to_string(a) + " and shape_b=" + to_string(b) +
                   " do not broadcast (trailing extents must match or be 1)");
-    p.out[rank - 1 - k] = std::max(ea, eb);
+    p.out[rank - 1 - k] = ea == 1 ? eb : ea;  // NumPy: 1 broadcasts, to 0 too
   }
   p.stride_a = aligned_strides(a, rank);
   p.stride_b = aligned_strides(b, rank);

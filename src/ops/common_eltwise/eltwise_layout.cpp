@@ -39,8 +39,8 @@ layout input_layout(const problem& p, const dims& shape) {
 
 void check_extents(const dims& shape, const char* attr) {
   for (auto e : shape)
-    if (e < 1)
-      throw error(std::string(attr) + "=" + to_string(shape) + " has an extent below 1");
+    if (e < 0)  // zero-size tensors are valid: an empty batch, an empty sequence
+      throw error(std::string(attr) + "=" + to_string(shape) + " has a negative extent");
 }
 
 }  // namespace opval::ops::eltwise

@@ -47,7 +47,9 @@ suite_axis unary_shapes(bool smoke) {
           "shape=3x5x7x11",
           "shape=257x129 stride_pad=5",
           "shape=61x67 step=2",
-          "shape=7x9x13 stride_pad=1 step=3"};
+          "shape=7x9x13 stride_pad=1 step=3",
+          "shape=0",  // empty tensors, as real graphs make them
+          "shape=3x0x5 stride_pad=2"};
 }
 
 suite_axis generic_fills(bool smoke, bool exact_on_integers) {

@@ -41,7 +41,7 @@ void trailing_axes_spec::validate(const problem& p) const {
   if (k > static_cast<std::int64_t>(shape.size()))
     throw error(fmt::format("{} norm_axes={} exceeds the rank of shape={}", op, k, to_string(shape)));
   for (auto e : shape)
-    if (e <= 0) throw error(fmt::format("{} shape={} has an extent below 1", op, to_string(shape)));
+    if (e < 0) throw error(fmt::format("{} shape={} has a negative extent", op, to_string(shape)));
   const std::int64_t ld = p.get_int("ld");
   if (ld != 0 && (shape.size() < 2 || ld < shape.back()))
     throw error(fmt::format("{} ld={} must be 0 or >= the last dim of shape={} (rank >= 2)", op, ld, to_string(shape)));
@@ -100,6 +100,7 @@ std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_vie
     add("256x768", 1, 1e-12, true, dt, "default");
     add("32x4096", 1, 1e-5, true, dt, "default", 4160);
     add("64x1024", 1, 1e-5, false, dt, "cancel");
+    add("0x768", 1, 1e-5, true, dt, "default");  // an empty batch
   }
   return lines;
 }

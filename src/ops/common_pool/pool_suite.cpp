@@ -30,6 +30,11 @@ std::vector<std::string> suite_windows(std::string_view tag, bool dilated) {
   return w;
 }
 
+std::vector<std::string> empty_windows(std::string_view tag) {
+  if (tag != "regression") return {};
+  return {"mb=0 c=3 ih=8 iw=8 kh=2 kw=2 sh=2 sw=2", "mb=1 c=0 ih=8 iw=8 kh=3 kw=3 sh=1 sw=1 pt=1 pb=1 pl=1 pr=1"};
+}
+
 std::vector<std::string> suite_fills() {
   return {"default", "positive", "wide", "cancel", "large", "uniform", "exact", "special"};
 }

@@ -16,6 +16,10 @@ namespace opval::ops::pool {
 /// `tag` suite (smoke, regression; others: none); `dilated` adds windows with dilation.
 std::vector<std::string> suite_windows(std::string_view tag, bool dilated);
 
+/// Windows over empty tensors (an empty batch, no channels), regression only: their lines go
+/// after all others (a second suite_lines), so that they move no other line's fill or layout.
+std::vector<std::string> empty_windows(std::string_view tag);
+
 /// The fills a pooling suite takes in turn: every generic fill but normal (= default).
 std::vector<std::string> suite_fills();
 

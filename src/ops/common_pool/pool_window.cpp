@@ -41,8 +41,8 @@ axis_taps taps_of(const axis& a) {
 
 std::vector<attr_def> window_attrs(bool dilated) {
   std::vector<attr_def> defs{
-      int_attr("mb", 1, "minibatch", 1),
-      int_attr("c", 1, "channels", 1),
+      int_attr("mb", 1, "minibatch", 0),
+      int_attr("c", 1, "channels", 0),
       int_attr("ih", 8, "input height", 1),
       int_attr("iw", 8, "input width", 1),
       int_attr("kh", 2, "kernel height", 1),

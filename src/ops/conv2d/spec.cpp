@@ -65,9 +65,9 @@ layout channels_last(const dims& shape) {
 
 conv2d_spec::conv2d_spec()
     : schema_(common_gemm::schema_with_epilogue({
-          int_attr("mb", 1, "minibatch", 1),
+          int_attr("mb", 1, "minibatch", 0),
           int_attr("ic", 1, "input channels", 1),
-          int_attr("oc", 1, "output channels", 1),
+          int_attr("oc", 1, "output channels", 0),
           int_attr("ih", 1, "input height", 1),
           int_attr("iw", 1, "input width", 1),
           int_attr("kh", 1, "kernel height", 1),

@@ -80,6 +80,14 @@ std::vector<std::string> conv2d_suite(std::string_view tag) {
   out.push_back(line(big, " bias=1 act=relu", "bf16:f32:bf16"));
   out.push_back(line(big_s2, " bias=1 residual=1", parse_contract_types("f8_e4m3:f32:bf16").types_string()));
   out.push_back(line(big, " bias=1", "u8xi8:i32:f32"));
+  // Empty tensors, as real graphs make them: an empty batch, no output channels.
+  const geometry empty_batch{"mb=0 ic=3 oc=4 ih=5 iw=6 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1", 27};
+  const geometry no_channels{"ic=3 oc=0 ih=5 iw=6 kh=3 kw=3", 27};
+  for (const char* dt : {"f32:f32:f32", "bf16:f32:bf16", "u8xi8:i32:f32"}) {
+    const std::string d = parse_contract_types(dt).types_string();
+    out.push_back(line(empty_batch, " bias=1 act=relu", d));
+    out.push_back(line(no_channels, " bias=1", d));
+  }
   return out;
 }
 

@@ -10,8 +10,8 @@ std::string_view global_avg_pool_spec::summary() const {
 
 const attr_schema& global_avg_pool_spec::schema() const {
   static const attr_schema s{
-      int_attr("mb", 1, "minibatch", 1),
-      int_attr("c", 1, "channels", 1),
+      int_attr("mb", 1, "minibatch", 0),
+      int_attr("c", 1, "channels", 0),
       int_attr("ih", 7, "input height", 1),
       int_attr("iw", 7, "input width", 1),
       choice_attr("layout", "nchw", {"nchw", "nhwc"}, "memory layout of x and y"),

@@ -20,10 +20,16 @@ std::vector<std::string> global_avg_pool_spec::suite(std::string_view tag) const
     const problem p = parse_problem(std::string(name()) + " " + plane);
     return window_of(p).taps() >= 1024;
   };
-  return pool::suite_lines(*this, planes, [](const std::string&) { return pool::suite_fills(); },
-                           {}, [&](const std::string& dt, const std::string& plane) {
-                             return dt != "f16:f16:f16" || !long_plane(plane);
-                           });
+  const pool::fills_fn fills = [](const std::string&) { return pool::suite_fills(); };
+  std::vector<std::string> lines = pool::suite_lines(*this, planes, fills, {}, [&](const std::string& dt, const std::string& plane) {
+    return dt != "f16:f16:f16" || !long_plane(plane);
+  });
+  // After all others (moving no other line's fill or layout): an empty batch, no channels.
+  if (!smoke) {
+    const std::vector<std::string> empty = pool::suite_lines(*this, {"mb=0 c=3 ih=7 iw=7", "mb=2 c=0 ih=5 iw=5"}, fills);
+    lines.insert(lines.end(), empty.begin(), empty.end());
+  }
+  return lines;
 }
 
 }  // namespace opval::ops::global_avg_pool

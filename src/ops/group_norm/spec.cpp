@@ -39,7 +39,7 @@ void group_norm_spec::validate(const problem& p) const {
   if (shape.size() < 2)
     throw error(fmt::format("group_norm needs shape= N x C [x spatial...], got shape={}", to_string(shape)));
   for (auto e : shape)
-    if (e <= 0) throw error(fmt::format("group_norm shape={} has an extent below 1", to_string(shape)));
+    if (e < 0) throw error(fmt::format("group_norm shape={} has a negative extent", to_string(shape)));
   const group_norm_params g = params_of(p);
   if (g.channels % g.groups != 0)
     throw error(fmt::format("group_norm groups={} does not divide the {} channels of shape={}", g.groups, g.channels,

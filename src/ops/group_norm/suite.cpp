@@ -55,6 +55,7 @@ std::vector<std::string> group_norm_spec::suite(std::string_view tag) const {
     // Stable Diffusion's UNet and VAE blocks: 32 groups over 320 and 128 channels.
     add("1x320x16x16", 32, 1e-5, true, "nchw", dt, "default");
     add("1x128x32x32", 32, 1e-6, true, "nhwc", dt, "default");
+    add("0x32x4x4", 8, 1e-5, true, "nchw", dt, "default");  // an empty batch
   }
   return lines;
 }

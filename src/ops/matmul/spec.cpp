@@ -33,11 +33,11 @@ matmul_shape read_shape(const problem& p) {
   for (std::size_t i = 0; i < rank; ++i) {
     const std::int64_t da = i < rank - s.batch_a.size() ? 1 : s.batch_a[i - (rank - s.batch_a.size())];
     const std::int64_t db = i < rank - s.batch_b.size() ? 1 : s.batch_b[i - (rank - s.batch_b.size())];
-    if (da < 1 || db < 1) throw error("batch_a / batch_b extents must be >= 1");
+    if (da < 0 || db < 0) throw error("batch_a / batch_b extents must be >= 0");
     if (da != db && da != 1 && db != 1)
       throw error("batch_a=" + to_string(s.batch_a) + " and batch_b=" + to_string(s.batch_b) +
                   " do not broadcast (extents must match or be 1)");
-    s.batch[i] = std::max(da, db);
+    s.batch[i] = da == 1 ? db : da;  // NumPy: 1 broadcasts, to 0 too
   }
   s.batch_count = element_count(s.batch);
   return s;
@@ -69,9 +69,9 @@ dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols) {
 
 matmul_spec::matmul_spec()
     : schema_(common_gemm::schema_with_epilogue({
-          int_attr("m", 1, "rows of A and dst", 1),
-          int_attr("n", 1, "columns of B and dst", 1),
-          int_attr("k", 1, "the reduction length", 1),
+          int_attr("m", 1, "rows of A and dst", 0),
+          int_attr("n", 1, "columns of B and dst", 0),
+          int_attr("k", 1, "the reduction length", 0),
           dims_attr("batch_a", {}, "batch dims of A (broadcast against batch_b, NumPy rules)"),
           dims_attr("batch_b", {}, "batch dims of B"),
           bool_attr("ta", false, "A is stored transposed (k x m)"),

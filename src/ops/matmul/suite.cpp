@@ -96,6 +96,16 @@ std::vector<std::string> matmul_suite(std::string_view tag) {
   out.push_back(line({384, 768, 768}, " bias=1 act=gelu residual=1", "bf16:f32:bf16"));
   out.push_back(line({256, 512, 1024}, " tb=1", parse_contract_types("f32@tf32:f32:f32").types_string()));
   out.push_back(line({128, 256, 512}, " scale_b_mode=per_channel bias=1", "u8xi8:i32:f32"));
+  // Empty tensors, as real graphs make them: no rows, no columns, an empty batch, and k=0,
+  // whose dst is the epilogue of a zero product (beta C + bias).
+  for (const char* dt : {"f32:f32:f32", "bf16:f32:bf16", "u8xi8:i32:f32"}) {
+    const std::string d = parse_contract_types(dt).types_string();
+    out.push_back(line({0, 5, 7}, "", d));
+    out.push_back(line({4, 0, 7}, "", d));
+    out.push_back(line({4, 5, 0}, "", d));
+    out.push_back(line({4, 5, 3}, " batch_a=0x2 batch_b=1x2", d));
+    out.push_back(line({4, 5, 0}, " alpha=0.5 beta=1 bias=1 act=relu", d));
+  }
   return out;
 }
 

@@ -9,11 +9,15 @@
 namespace opval::ops::max_pool2d {
 
 std::vector<std::string> max_pool2d_spec::suite(std::string_view tag) const {
-  return pool::suite_lines(*this, pool::suite_windows(tag, true), [](const std::string& dt) {
+  const pool::fills_fn fills = [](const std::string& dt) {
     std::vector<std::string> fills = pool::suite_fills();
     if (!is_float(parse_contract_types(dt).src)) std::erase(fills, "special");
     return fills;
-  });
+  };
+  std::vector<std::string> lines = pool::suite_lines(*this, pool::suite_windows(tag, true), fills);
+  const std::vector<std::string> empty = pool::suite_lines(*this, pool::empty_windows(tag), fills);
+  lines.insert(lines.end(), empty.begin(), empty.end());
+  return lines;
 }
 
 }  // namespace opval::ops::max_pool2d

@@ -17,6 +17,10 @@ namespace {
 
 constexpr double neg_inf = -std::numeric_limits<double>::infinity();
 
+// Where max starts, and what it gives over nothing: its identity in the output type, -inf
+// (as ONNX's ReduceMax) where the type has it, else the type's lowest value.
+double max_identity(dtype dst) { return traits(dst).has_inf ? neg_inf : traits(dst).lowest; }
+
 }  // namespace
 
 void reduce_simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out, sum_order order) {
@@ -32,7 +36,7 @@ void reduce_simulate(const problem& p, std::span<const tensor> in, std::span<ten
     const double* xo = x.data() + o * g.n;
     double r = 0;
     if (kind == reduce_kind::max) {
-      r = neg_inf;
+      r = max_identity(p.dt.dst);
       for (std::int64_t i = 0; i < g.n; ++i) r = max_of(r, xo[i]);
     } else {
       r = ordered_sum(g.n, order, [&](std::int64_t i) { return ar.input(xo[i]); }, acc);
@@ -53,7 +57,7 @@ void reduce_spec::reference(const problem& p, std::span<const tensor> in, std::s
   for (std::int64_t o = 0; o < g.outer; ++o) {
     const double* xo = x.data() + o * g.n;
     if (kind == reduce_kind::max) {
-      double r = neg_inf;
+      double r = max_identity(p.dt.dst);
       for (std::int64_t i = 0; i < g.n; ++i) r = max_of(r, xo[i]);
       y[o] = r;
     } else {

@@ -84,7 +84,8 @@ TEST(Eltwise, StridedInputLayout) {
   auto d = run_direct(dense, 7, {strided.in[0].contiguous()});
   EXPECT_TRUE(d.ref[0].bitwise_equal(strided.ref[0]));
   EXPECT_TRUE(d.out[0].bitwise_equal(strided.out[0]));
-  EXPECT_THROW(parse_problem("relu shape=3x0"), error);
+  EXPECT_THROW(parse_problem("relu shape=3x-1"), error);
+  EXPECT_NO_THROW(parse_problem("relu shape=3x0"));  // an empty tensor
   EXPECT_THROW(parse_problem("relu dt=f32xbf16:f32:f32"), error);
   EXPECT_THROW(parse_problem("silu dt=i8:i32:i8"), error);
 }
