@@ -80,6 +80,11 @@ class op_spec {
   virtual std::vector<std::string> fills() const;
   /// Contracts (canonical `dt=` strings) the op supports, used by suites and listing.
   virtual std::vector<std::string> contracts() const = 0;
+  /// The contract options its semantics read (docs/NUMERICS.md, "Contracts"): of "in_round",
+  /// "acc_round", "mid", "dst_round", "denorm", and "ulp:<function>" per elementary function
+  /// whose accuracy its bound takes; "deterministic" is every op's. A descriptor setting
+  /// another is bad input naming these. Default: an op computing in acc, rounding to dst.
+  virtual std::vector<std::string_view> contract_options() const { return {"acc_round", "denorm", "dst_round"}; }
 
   /// Throws opval::error, naming the attribute, when attributes, shapes or the contract are
   /// inconsistent (impossible shapes, unsupported type combinations).

@@ -82,6 +82,9 @@ struct run_options {
   /// guarded mappings (guard page on side `guard_at`, canaries checked after each run).
   bool guard = true;
   guard_side guard_at = guard_side::after;
+  /// Guard after: each tensor ends exactly at its guard, unaligned, so that reads 1 byte past
+  /// trap at every size (by default the end is 64-byte aligned, the slack holding canaries).
+  bool guard_tight = false;
   /// Outputs pre-filled with poison and the kernel run twice: never-written elements and
   /// run-to-run differences fail (the latter unless the contract has deterministic=0).
   bool poison_check = true;
@@ -90,6 +93,9 @@ struct run_options {
   /// Runs the kernel this many more times and fails a case whose every run grows the live
   /// heap (a leak); 0 = off. Needs the allocator hooks (core/heap_stats.hpp).
   int leak_check = 0;
+  /// A case whose estimated peak memory exceeds this many GB (1e9 bytes) is SKIPPED before
+  /// anything is allocated (core/case_budget.hpp); 0: half of the memory available.
+  double max_memory_gb = 0;
   /// Judge against this implementation instead of the op's own fp64 reference
   /// (core/alternative_reference.hpp); the own reference is still computed, to say how far
   /// the alternative lies from it.

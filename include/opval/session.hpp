@@ -102,13 +102,18 @@ struct session_options {
   std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   bool verbose = false;        ///< explain every case, not only those that did not pass
   bool tightness = false;      ///< end with the error/bound table per op and contract
+  /// The command that started the run, as a shell line ("opval run --tag regression ..."):
+  /// an interrupted run says to resume with it (empty: the message names no command).
+  std::string command;
   reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
 };
 
 /// Runs every problem on every backend (a problem's backends one after the other, on the same
 /// inputs) through the reporters on `out`, notes on `err`; returns the exit code
 /// (run_exit_code). With a journal to resume, the cases it records are replayed into the
-/// reporters, so they show the whole run, and only the others run.
+/// reporters, so they show the whole run, and only the others run. SIGINT or SIGTERM ends the
+/// run between two cases (a case its worker died in is not recorded), says on `err` how many
+/// ran and how to resume, and returns 128 + the signal's number.
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err);
@@ -160,6 +165,7 @@ struct session_plan {
   std::string resume;          ///< a journal to finish: its recorded cases are not run again
   std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   std::string under;           ///< asan | valgrind: the CLI reruns itself under that checker
+  std::string command;         ///< the command line, for the resume hint (session_options::command)
   std::string isolation = "process";
   double timeout = default_case_timeout_seconds;
   bool verbose = false;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 
 from .runner import run
@@ -84,7 +85,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C ends it with one line and exit code 130 (128 + SIGINT), as a
+    shell reports an interrupted command, never a traceback."""
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        # A terminal's Ctrl-C reaches the whole process group: a Python worker child ends
+        # silently, its parent says it (opval.run's message: how many ran, how to resume).
+        if argv[:1] != ["__worker"]:
+            print(f"opval: {e}" if str(e) else "opval: interrupted", file=sys.stderr)
+        return 143 if "by SIGTERM" in str(e) else 130
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["__worker"]:  # the child process of opval.runner.PythonWorker
         from .runner import worker_main
 
@@ -121,11 +135,22 @@ def main(argv: list[str] | None = None) -> int:
     set_log_level(level)
     try:
         keywords = {k: getattr(args, k) for k in _run_keywords() if k != "backends"}
-        outcome = run(args.backends, **keywords)
+        # What an interrupted run says to resume with: this very command.
+        command = shlex.join([sys.executable, "-m", "opval", *argv])
+        outcome = run(args.backends, command=command, **keywords)
     except (ValueError, OSError, TypeError) as e:
-        print(f"opval: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        print(f"opval: error: {_error_line(e)}", file=sys.stderr)
         return 2
     return 0 if outcome.passed else 1
+
+
+def _error_line(e: Exception) -> str:
+    """An error of opval.run as one line; an argument it refused (opval.arguments) is named by
+    the flag that set it."""
+    flags = {o["keyword"]: o["flag"].split(",")[-1] for o in _run_options()}
+    if getattr(e, "parameter", None) in flags:
+        return f"{flags[e.parameter]} {e.wording}"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def _plot(args: argparse.Namespace) -> int:

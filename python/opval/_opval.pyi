@@ -782,9 +782,9 @@ def run_options(keywords: dict) -> RunOptions:
     RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, input_check, threads, leak_check), set as the CLI sets its options
     """
 
-def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False) -> tuple:
+def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '') -> tuple:
     """
-    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line)
+    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal)
     """
 
 class GraphUnsupported(ValueError):

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import _opval
-from .arrays import ARRAY_KINDS, as_array, from_any
+from .arguments import checked
+from .arrays import as_array, from_any
 from .backends import resolve_reference
 from .selectors import Selector, attr_text, selector
 
@@ -28,12 +29,8 @@ class CheckFailure(AssertionError):
     explains every case that did not pass, with its worst elements and its repro call."""
 
 
-def _canonical_contracts(contracts: Iterable[str] | str | None) -> list[str] | None:
-    if contracts is None:
-        return None
-    if isinstance(contracts, str):
-        contracts = [contracts]
-    return [_opval.Contract(c).types_string() for c in contracts]
+def _canonical_contracts(contracts: list[str] | None) -> list[str] | None:
+    return None if contracts is None else [_opval.Contract(c).types_string() for c in contracts]
 
 
 @dataclass
@@ -54,9 +51,9 @@ class KernelSpec:
     supports: Callable[[_opval.Problem], Any] | None = None
 
     def __post_init__(self) -> None:
-        self.contracts = _canonical_contracts(self.contracts)
-        if self.layouts not in ("any", "contiguous"):
-            raise ValueError(f"layouts must be 'any' or 'contiguous', not '{self.layouts}'")
+        a = checked("opval.KernelSpec", dict(contracts=self.contracts, attrs=self.attrs, layouts=self.layouts,
+                                             supports=self.supports))
+        self.contracts, self.attrs = _canonical_contracts(a.contracts), a.attrs or {}
         self._selectors: dict[str, Selector] = {}
 
     def bind(self, op: _opval.Op) -> None:
@@ -155,8 +152,6 @@ class _PythonKernel:
     """The supports() and execute() of a callable_backend for one Python kernel."""
 
     def __init__(self, impl: Callable, op: _opval.Op, spec: KernelSpec, arrays: str):
-        if arrays not in ARRAY_KINDS:
-            raise ValueError(f"unknown array kind '{arrays}' (known: {', '.join(ARRAY_KINDS)})")
         self.impl, self.op, self.spec, self.arrays = impl, op, spec, arrays
         self.signature = _Signature(impl, op)
         self.tracebacks: dict[str, str] = {}
@@ -189,6 +184,14 @@ def _kernel_name(impl: Callable) -> str:
     return getattr(impl, "__name__", None) or type(impl).__name__
 
 
+def select(tag: str, ops: Sequence[str] = (), contracts: Sequence[str] = (), problems: Sequence[str] | None = None,
+           source: str = "<opval.run>") -> list:
+    """The library's selection, as `opval run` makes it (descriptors, batch files, shape sets, a
+    suite), for opval.run and opval.check alike: an unknown tag or op, or filters that match
+    nothing, are a ValueError naming them. `source` names where inline descriptors came from."""
+    return _opval.select_problems(tag, list(ops), list(contracts), [str(p) for p in problems or []], source)
+
+
 def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str | None):
     """The library's selection, as `opval run --op OP` makes it: the suite `tag` of `op`, or the
     problems of `op` among `problems` (descriptors, batch files, shape sets); when none of those
@@ -196,8 +199,8 @@ def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str 
     if isinstance(problems, (str, _opval.Problem)):
         problems = [problems]
     if not problems:
-        return _opval.select_problems(tag, [op])
-    selected = _opval.select_problems(tag, [], [], [str(p) for p in problems], "<opval.check>")
+        return select(tag, [op])
+    selected = select(tag, problems=problems, source="<opval.check>")
     mine = [(p, s) for p, s in selected if p.op == op]
     if not mine:
         raise ValueError(f"problem '{selected[0][0]}' is a {selected[0][0].op} problem; this check is of {op}")
@@ -269,17 +272,19 @@ class CheckResult:
                 f"{s.skipped + s.unimplemented} skipped")
 
 
-def kernel_backend(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = None,
+def kernel_backend(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str | None = None,
                    attrs: Mapping[str, Any] | None = None, layouts: str = "any", supports: Callable | None = None,
                    arrays: str = "numpy", name: str | None = None) -> _opval.Backend:
     """The Python kernel `impl` of op `op` as a Backend named python:<name>, for opval.run
     beside other backends (check() calls it too). The arguments are check()'s. The backend's
-    `tracebacks` maps each descriptor whose call raised to the traceback."""
-    spec_op = _opval.find_op(op)
-    kernel = KernelSpec(contracts=contracts, attrs=dict(attrs or {}), layouts=layouts, supports=supports)
+    `tracebacks` maps each descriptor whose call raised to the traceback. A bad argument is a
+    TypeError or ValueError naming it (opval.arguments)."""
+    a = checked("opval.kernel_backend", locals())
+    spec_op = _opval.find_op(a.op)
+    kernel = KernelSpec(contracts=a.contracts, attrs=a.attrs, layouts=a.layouts, supports=a.supports)
     kernel.bind(spec_op)
-    python_kernel = _PythonKernel(impl, spec_op, kernel, arrays)
-    backend = _opval.callable_backend(f"python:{name or _kernel_name(impl)}", f"Python kernel ({arrays} arrays)",
+    python_kernel = _PythonKernel(a.impl, spec_op, kernel, a.arrays)
+    backend = _opval.callable_backend(f"python:{a.name or _kernel_name(a.impl)}", f"Python kernel ({a.arrays} arrays)",
                                       python_kernel.supports, python_kernel.execute)
     _TRACEBACKS[backend.name] = python_kernel.tracebacks
     return backend
@@ -289,12 +294,12 @@ def kernel_backend(op: str, impl: Callable, *, contracts: Iterable[str] | str | 
 _TRACEBACKS: dict[str, dict[str, str]] = {}
 
 
-def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = None, attrs: Mapping[str, Any] | None = None,
+def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str | None = None, attrs: Mapping[str, Any] | None = None,
           layouts: str = "any", supports: Callable | None = None, tag: str = "smoke",
           problems: Sequence[str | _opval.Problem] | str | None = None, arrays: str = "numpy", name: str | None = None,
-          policy: str = "bound", seed: int = 1, guard: bool = True, guard_before: bool = False, poison: bool = True,
-          input_check: bool = True, perturb: bool = True, worst: int = 5, threads: Sequence[int] = (),
-          leak_check: int = 0, reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
+          policy: str = "bound", seed: int = 1, guard: bool = True, guard_before: bool = False, guard_tight: bool = False,
+          poison: bool = True, input_check: bool = True, perturb: bool = True, worst: int = 5, threads: Sequence[int] = (),
+          leak_check: int = 0, max_memory: float = 0.0, reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
           verbose: bool = False) -> CheckResult:
     """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
 
@@ -307,24 +312,28 @@ def check(op: str, impl: Callable, *, contracts: Iterable[str] | str | None = No
     backend at the kernel's contract ('onednn', 'torch@contract', ...) instead of opval's fp64
     reference; it runs in this process.
     Returns a CheckResult; raise_on_failure=True raises CheckFailure when it did not pass.
+    A bad argument is a TypeError or ValueError naming it, before anything runs (opval.arguments).
     """
-    backend = kernel_backend(op, impl, contracts=contracts, attrs=attrs, layouts=layouts, supports=supports,
-                             arrays=arrays, name=name)
+    a = checked("opval.check", locals())
+    backend = kernel_backend(a.op, a.impl, contracts=a.contracts, attrs=a.attrs, layouts=a.layouts, supports=a.supports,
+                             arrays=a.arrays, name=a.name)
     kernel_name = backend.name.removeprefix("python:")
-    options = make_options(reference, policy=policy, seed=seed, guard=guard, guard_before=guard_before, poison=poison,
-                           input_check=input_check, perturb=perturb, worst=worst, threads=list(threads),
-                           leak_check=leak_check)
+    options = make_options(a.reference, policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before,
+                           guard_tight=a.guard_tight, poison=a.poison, input_check=a.input_check, perturb=a.perturb,
+                           worst=a.worst, threads=a.threads, leak_check=a.leak_check, max_memory=a.max_memory)
     options.backend = backend.name
-    repro = (None, "python_check", kernel_name, _reference_name(reference), f"arrays={arrays!r}" if arrays != "numpy" else "")
+    repro = (None, "python_check", kernel_name, _reference_name(a.reference),
+             f"arrays={a.arrays!r}" if a.arrays != "numpy" else "")
+    selected = _problems(a.op, a.tag, a.problems)
     table = io.StringIO()
     # The library's session, in this process: the report, the summary.
-    _, summary, results = _opval.run_session(_problems(op, tag, problems), options, [backend], [repro], None,
-                                             out=table, warn=lambda line: None, verbose=verbose)
+    _, summary, results = _opval.run_session(selected, options, [backend], [repro], None,
+                                             out=table, warn=lambda line: None, verbose=a.verbose)
     report = table.getvalue()
-    if verbose:
+    if a.verbose:
         print(report, end="")
-    result = CheckResult(op, kernel_name, results, summary, report, _TRACEBACKS[backend.name])
-    if raise_on_failure:
+    result = CheckResult(a.op, kernel_name, results, summary, report, _TRACEBACKS[backend.name])
+    if a.raise_on_failure:
         result.assert_ok()
     return result
 

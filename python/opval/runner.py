@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import IO, Iterable, Sequence
 
 from . import _opval
+from .arguments import checked
 from .backends import resolve_backend, resolve_reference, runs_in_python_worker
-from .check import make_options
+from .check import make_options, select
 
 __all__ = ["run", "RunResult", "resolve_backend", "PythonWorker", "worker_main"]
 
@@ -36,12 +37,6 @@ class RunResult:
         """No case failed (known failures apart) and at least one ran."""
         ran = self.summary.total - self.summary.skipped - self.summary.unimplemented
         return self.summary.failures - self.summary.known_failed == 0 and ran > 0
-
-
-def _select(tag: str, ops: Sequence[str], contracts: Sequence[str], problems: Sequence[str] | None):
-    """The library's selection, as `opval run` makes it (descriptors, batch files, shape sets)."""
-    items = [str(p) for p in problems or []]
-    return _opval.select_problems(tag, list(ops), list(contracts), items, "<opval.run>")
 
 
 def _exit_text(returncode: int) -> str:
@@ -152,8 +147,10 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
         timeout: float = 60.0, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
-        guard_before: bool = False, poison: bool = True, input_check: bool = True, perturb: bool = True, worst: int = 5,
-        threads: Sequence[int] = (), leak_check: int = 0, reference: str | None = None) -> RunResult:
+        guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
+        perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
+        reference: str | None = None, resume: str | None = None,
+        command: str | None = None) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
@@ -166,39 +163,42 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     reference: judge against a framework in float64 ('torch', 'onnxruntime', 'jax') or any
     backend at the contract ('onednn', 'torch@contract', a plugin path) instead of opval's
     fp64 reference (opval.backends.resolve_reference). A reference only Python can make (a
-    framework, 'module:function') sends every backend given by name to the Python worker."""
-    if isolation not in ("process", "none"):
-        raise ValueError(f"isolation must be 'process' or 'none', not '{isolation}'")
-    out = out or sys.stdout
-    specs = list(backends)
-    if not specs:
-        raise ValueError("no backend given")
+    framework, 'module:function') sends every backend given by name to the Python worker.
+    One string is one backend, op, contract or problem. A bad argument is a TypeError or
+    ValueError naming it, before a worker starts (opval.arguments); so is a selection that
+    matches nothing (an unknown tag or op).
+    resume: finish the run whose `jsonl` journal this is (the same selection and options).
+    Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
+    many ran and how to resume (`command`, the command line that started the run, is what it
+    says to resume with; python -m opval run gives its own)."""
+    if resume and jsonl and os.fspath(resume) != os.fspath(jsonl):
+        raise ValueError("opval.run: resume appends to its journal: give no jsonl, or the same file")
+    a = checked("opval.run", locals())
+    out = a.out or sys.stdout
+    selected = select(a.tag, a.ops, a.contracts or [], a.problems)
+    settings = dict(policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before, guard_tight=a.guard_tight,
+                    poison=a.poison, input_check=a.input_check, perturb=a.perturb, worst=a.worst, threads=a.threads,
+                    leak_check=a.leak_check, max_memory=a.max_memory, reference=a.reference)
+    options = make_options(**settings)
+    specs, reference, isolation = a.backends, a.reference, a.isolation
     worker = None
     if isolation == "process" and any(_made_in_worker(b) for b in specs):
         from . import worker_executable
 
-        worker = _opval.Worker(worker_executable(), timeout)
+        worker = _opval.Worker(worker_executable(), a.timeout)
     chosen = [_in_worker(worker, b) if worker and _made_in_worker(b) else resolve_backend(b) for b in specs]
-    if reference is not None and not isinstance(reference, str):
-        raise ValueError("opval.run takes the reference by name (a worker process makes it again); "
-                         "opval.check takes a Backend object")
-    settings = dict(policy=policy, seed=seed, guard=guard, guard_before=guard_before, poison=poison,
-                    input_check=input_check, perturb=perturb, worst=worst, threads=list(threads), leak_check=leak_check,
-                    reference=reference)
-    options = make_options(**settings)
     # Backends named by string that Python can make again run in a Python worker process; all
     # of them do when the reference is one only Python can make (the C++ worker cannot).
     python_reference = reference is not None and not resolve_reference(reference)[0].isolatable
     adapter_names = [b if runs_in_python_worker(b) or (python_reference and isinstance(b, str)) else None for b in specs]
     python_repro = [(b if isinstance(b, str) else c.name) if runs_in_python_worker(b) or python_reference else None
                     for b, c in zip(specs, chosen)]
-    selected = _select(tag, ops, contracts, problems)
     options.backend = ",".join(b.name for b in chosen)
     if isolation == "process" and any(b.isolatable for b in chosen) and worker is None:
         from . import worker_executable
 
-        worker = _opval.Worker(worker_executable(), timeout)
-    python_worker = PythonWorker(timeout, worker_startup) if isolation == "process" and any(adapter_names) else None
+        worker = _opval.Worker(worker_executable(), a.timeout)
+    python_worker = PythonWorker(a.timeout, a.worker_startup) if isolation == "process" and any(adapter_names) else None
 
     def route(b: _opval.Backend, adapter: str | None, repro_name: str | None):
         """How b's cases run, and the repro in Python's words when the CLI cannot rerun them."""
@@ -209,14 +209,34 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         style = "python_run" if repro_name else ""
         return (run_there, style, repro_name or "", reference or "", "")
 
+    interrupted: list[str] = []
+
+    def warn(line: str) -> None:
+        """The session's notes to the logger; the interruption's becomes the KeyboardInterrupt."""
+        text = line.removeprefix("opval: ")
+        if text.startswith("interrupted by "):
+            interrupted.append(text)
+        else:
+            logger.warning("%s", text)
+
     try:
         # The library's session: the reporters, the journal, known failures, the summary.
         code, summary, results = _opval.run_session(
             selected, options, chosen, [route(*x) for x in zip(chosen, adapter_names, python_repro)],
-            worker if isolation == "process" else None, out=out,
-            warn=lambda line: logger.warning("%s", line.removeprefix("opval: ")), jsonl=jsonl or "",
-            known_failures=known_failures or "", verbose=verbose)
+            worker if isolation == "process" else None, out=out, warn=warn, jsonl=a.jsonl or "",
+            known_failures=a.known_failures or "", verbose=a.verbose, resume=a.resume or "", command=a.command or "")
     finally:
         if python_worker:
             python_worker.close()
+    if interrupted:
+        raise KeyboardInterrupt(_in_python_words(interrupted[0], a.command, a.resume or a.jsonl))
     return RunResult(results, summary)
+
+
+def _in_python_words(message: str, command: str | None, journal: str | None) -> str:
+    """The session's interruption message; called as opval.run (no command line), it says to
+    resume with opval.run's `resume` rather than with the CLI's --resume."""
+    head, _, _ = message.partition("; resume with --resume ")
+    if command or not journal or head == message:
+        return message
+    return f"{head}; resume with: opval.run(<the same arguments>, resume={journal!r})"

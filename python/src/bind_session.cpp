@@ -81,6 +81,8 @@ nb::dict describe(const option_def& d) {
   out["default"] = default_of(d);
   out["kind"] = std::visit([]<class T>(plan_field<T>) { return kind_name<T>(); }, d.field);
   out["negated"] = d.negated;
+  out["min"] = d.min;  // the range opval run checks numbers against
+  out["max"] = d.max;
   out["choices"] = std::string(d.choices);
   out["delimiter"] = d.delimiter ? std::string(1, d.delimiter) : std::string();
   return out;
@@ -232,7 +234,8 @@ using problem_pair = std::pair<problem, std::string>;
 nb::tuple python_run_session(const std::vector<problem_pair>& problems, const run_options& o,
                              const std::vector<backend_handle>& backends, const std::vector<route_tuple>& routes,
                              case_worker* worker, nb::object out, nb::object warn, const std::string& jsonl,
-                             const std::string& known_failures, bool verbose) {
+                             const std::string& known_failures, bool verbose, const std::string& resume,
+                             const std::string& command) {
   if (routes.size() != backends.size()) throw error("one route per backend");
   std::vector<located_problem> located;
   for (const auto& [p, source] : problems) located.push_back({p, source});
@@ -245,7 +248,8 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   }
   python_session_executor executor(worker, std::move(by_backend));
   collecting_reporter collected;
-  const session_options s{.jsonl = jsonl, .known_failures = known_failures, .verbose = verbose, .also = &collected};
+  const session_options s{.jsonl = jsonl, .resume = resume, .known_failures = known_failures, .verbose = verbose,
+                          .command = command, .also = &collected};
   std::ostringstream notes;
   int code = 0;
   {
@@ -275,12 +279,13 @@ void bind_session(nb::module_& m) {
         "input_check, threads, leak_check), set as the CLI sets its options");
   m.def("run_session", &python_run_session, nb::arg("problems"), nb::arg("options"), nb::arg("backends"),
         nb::arg("routes"), nb::arg("worker").none(), nb::arg("out"), nb::arg("warn"), nb::arg("jsonl") = "",
-        nb::arg("known_failures") = "", nb::arg("verbose") = false,
+        nb::arg("known_failures") = "", nb::arg("verbose") = false, nb::arg("resume") = "", nb::arg("command") = "",
         "the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known "
         "failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, "
         "keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` "
         "(None: this process), and the repro in Python's words. Returns (exit code, summary, results); the "
-        "session's notes go to warn(line)");
+        "session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run "
+        "says to resume with (exit code 128 + the signal)");
 }
 
 }  // namespace opval::python

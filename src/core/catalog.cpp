@@ -27,7 +27,9 @@ void list_ops(bool verbose, std::ostream& out) {
   for (const op_spec* op : all_ops()) {
     out << fmt::format("{:<16} {}\n", op->name(), op->summary());
     out << fmt::format("    contracts: {}\n", fmt::join(op->contracts(), " "));
-    if (verbose) list_attrs(*op, out);
+    if (!verbose) continue;
+    out << fmt::format("    contract options: deterministic {}\n", fmt::join(op->contract_options(), " "));
+    list_attrs(*op, out);
   }
 }
 

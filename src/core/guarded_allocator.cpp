@@ -264,7 +264,7 @@ void* guarded_allocator::allocate(std::size_t bytes, std::size_t alignment) {
   std::byte* data = nullptr;
   if (side_ == guard_side::after) {
     auto end = reinterpret_cast<std::uintptr_t>(guard);
-    data = reinterpret_cast<std::byte*>((end - bytes) / alignment * alignment);
+    data = reinterpret_cast<std::byte*>(tight_ ? end - bytes : (end - bytes) / alignment * alignment);
   } else {
     auto start = reinterpret_cast<std::uintptr_t>(guard + guard_size);
     data = reinterpret_cast<std::byte*>(round_up(start, alignment));
@@ -302,11 +302,13 @@ std::string guarded_allocator::name() const {
   return side_ == guard_side::after ? "guarded (guard page after)" : "guarded (guard page before)";
 }
 
-guarded_allocator& shared_guarded_allocator(guard_side side) {
+guarded_allocator& shared_guarded_allocator(guard_side side, bool tight) {
   // Leaked on purpose: tensors held in statics may be freed after any static destructor.
   static auto* after = new guarded_allocator(guard_side::after);
+  static auto* after_tight = new guarded_allocator(guard_side::after, true);
   static auto* before = new guarded_allocator(guard_side::before);
-  return side == guard_side::after ? *after : *before;
+  if (side == guard_side::before) return *before;
+  return tight ? *after_tight : *after;
 }
 
 bool label_guarded_region(const void* addr, std::string_view tensor_name, std::string_view role) noexcept {

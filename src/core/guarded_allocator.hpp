@@ -21,7 +21,10 @@ namespace opval {
 /// handed to a kernel under test.
 class guarded_allocator final : public allocator {
  public:
-  explicit guarded_allocator(guard_side side = guard_side::after) : side_(side) {}
+  /// `tight` (guard after only): the buffer ends exactly at its guard, whatever the alignment
+  /// asked, so that a read 1 byte past its end traps at every size; the buffer then has only
+  /// its elements' alignment.
+  explicit guarded_allocator(guard_side side = guard_side::after, bool tight = false) : side_(side), tight_(tight) {}
   /// Throws opval::error when the mapping fails or the registry is full.
   void* allocate(std::size_t bytes, std::size_t alignment) override;
   void deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
@@ -30,11 +33,12 @@ class guarded_allocator final : public allocator {
 
  private:
   guard_side side_;
+  bool tight_;
 };
 
 /// A process-wide guarded allocator for `side` (never destroyed, so tensors may outlive
 /// any caller's scope).
-guarded_allocator& shared_guarded_allocator(guard_side side);
+guarded_allocator& shared_guarded_allocator(guard_side side, bool tight = false);
 
 /// Names the guarded region whose buffer contains `addr`: the tensor's name and its role
 /// ("input 0", "output 1"), used by the fault and canary descriptions. Returns false when

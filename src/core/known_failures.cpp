@@ -15,6 +15,21 @@
 namespace opval {
 namespace {
 
+// The backends a section may name: opval's own, built here or not (one file serves every
+// build), and the Python layer's framework adapters (python/opval/adapters).
+const std::vector<std::string_view>& section_backends() {
+  static const std::vector<std::string_view> names{"sim",  "onednn", "onednn_winograd", "openblas",      "blis",
+                                                   "opencl", "cuda", "torch",           "torch_compile", "onnxruntime",
+                                                   "jax"};
+  return names;
+}
+
+std::string known_section_backends() {
+  std::string list;
+  for (std::string_view n : section_backends()) list += (list.empty() ? "" : " ") + std::string(n);
+  return list;
+}
+
 std::string_view trimmed(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r");
   if (first == std::string_view::npos) return {};
@@ -24,6 +39,16 @@ std::string_view trimmed(std::string_view s) {
 
 // A section header, `[backend]` or `[backend where flag !flag ...]`: the backend, and whether
 // the section applies on a CPU with `cpu_flags` (every `flag` present, every `!flag` absent).
+}  // namespace
+
+bool names_a_backend(std::string_view name) {
+  const auto& names = section_backends();
+  return std::find(names.begin(), names.end(), name) != names.end() || name.starts_with("plugin:") ||
+         name.starts_with("python:");
+}
+
+namespace {
+
 std::pair<std::string, bool> read_section(std::string_view line, const std::vector<std::string>& cpu_flags,
                                           const std::string& where) {
   const std::string form = ": a section is written [backend] or [backend where flag !flag ...]";
@@ -32,6 +57,9 @@ std::pair<std::string, bool> read_section(std::string_view line, const std::vect
   std::string backend, keyword;
   words >> backend >> keyword;
   if (backend.empty()) throw error(where + form);
+  if (!names_a_backend(backend))
+    throw error(where + ": unknown backend '" + backend + "' in a section header (known: " + known_section_backends() +
+                ", plugin:NAME, python:NAME)");
   if (keyword.empty()) return {backend, true};
   if (keyword != "where") throw error(where + form + " (got '" + keyword + "' after the backend)");
   bool holds = true, any = false;
@@ -70,6 +98,7 @@ known_failures known_failures::parse(std::string_view text, const std::string& o
   std::string backend, cause;
   bool applies = true;
   std::size_t line_no = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte-order mark opens the text
   while (!text.empty()) {
     const auto end = text.find('\n');
     const std::string_view line = trimmed(text.substr(0, end));

@@ -16,6 +16,10 @@
 
 namespace opval {
 
+/// Whether a section header may name `name`: one of opval's backends (built here or not), a
+/// framework adapter of the Python layer, or a kernel (plugin:NAME, python:NAME).
+bool names_a_backend(std::string_view name);
+
 class known_failures {
  public:
   /// Reads a file; throws opval::error naming the file and line of a malformed entry.

@@ -157,7 +157,7 @@ std::string describe_first(const tensor& t, const element_finding& f) {
 }
 
 kernel_checks::kernel_checks(const problem& p, const run_options& o)
-    : p_(p), o_(o), alloc_(o.guard ? shared_guarded_allocator(o.guard_at) : host_allocator()) {}
+    : p_(p), o_(o), alloc_(o.guard ? shared_guarded_allocator(o.guard_at, o.guard_tight) : host_allocator()) {}
 
 std::vector<tensor> kernel_checks::inputs(const std::vector<operand>& ops) { return make(ops, "input"); }
 

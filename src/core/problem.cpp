@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/install_dirs.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
@@ -43,6 +45,52 @@ std::string known_keys(const op_spec& spec) {
   return s + "dt fill mid in_round acc_round dst_round denorm ulp";
 }
 
+// The ulp= functions a value names: each "fn" of "fn:N,...", or every function for a preset
+// (cuda, opencl, exact).
+std::vector<std::string> ulp_functions(std::string_view value) {
+  if (value.find(':') == std::string_view::npos) return {"*"};
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= value.size();) {
+    const std::size_t end = std::min(value.find(',', start), value.size());
+    const std::string_view item = value.substr(start, end - start);
+    out.emplace_back(item.substr(0, item.find(':')));
+    start = end + 1;
+  }
+  return out;
+}
+
+// A contract option the op does not read would be written into the descriptor and promise
+// nothing: bad input naming the options the op takes (op_spec::contract_options).
+void check_op_reads(problem& p, std::string_view key, std::string_view value) {
+  const op_spec& spec = p.spec();
+  if (key == "deterministic") return;
+  const std::vector<std::string_view> reads = spec.contract_options();
+  const auto reads_it = [&](std::string_view option) {
+    return std::find(reads.begin(), reads.end(), option) != reads.end();
+  };
+  std::string known = "deterministic";
+  for (std::string_view o : reads) known += " " + std::string(o);
+  if (key != "ulp") {
+    if (!reads_it(key))
+      throw error(fmt::format("{} does not use the contract option {} (its contract options: {})", spec.name(), key,
+                              known));
+    return;
+  }
+  const bool any_function = std::any_of(reads.begin(), reads.end(), [](std::string_view o) { return o.starts_with("ulp:"); });
+  for (const std::string& fn : ulp_functions(value))
+    if (fn == "*" ? !any_function : !reads_it("ulp:" + fn))
+      throw error(fmt::format("{} does not use {} (ulp={}; its contract options: {})", spec.name(),
+                              fn == "*" ? std::string("an elementary function") : "the accuracy of " + fn, value, known));
+  // A preset (cuda, opencl, exact) keeps only the functions the op uses: its canonical form
+  // then names no other, and reads back.
+  const function_accuracy defaults;
+  for (auto [name, field] : {std::pair{"exp", &function_accuracy::exp}, {"erf", &function_accuracy::erf},
+                             {"tanh", &function_accuracy::tanh}, {"div", &function_accuracy::div},
+                             {"rsqrt", &function_accuracy::rsqrt}, {"log", &function_accuracy::log}})
+    if (!reads_it("ulp:" + std::string(name))) p.dt.ulps.*field = defaults.*field;
+}
+
+
 void apply_token(problem& p, const token& t, std::set<std::string, std::less<>>& seen) {
   std::size_t eq = t.text.find('=');
   if (eq == std::string_view::npos || eq == 0)
@@ -70,7 +118,7 @@ void apply_token(problem& p, const token& t, std::set<std::string, std::less<>>&
       p.fill = std::string(value);
       return;
     }
-    if (apply_contract_option(p.dt, key, value)) return;
+    if (apply_contract_option(p.dt, key, value)) return check_op_reads(p, key, value);
     const attr_def* def = p.spec().schema().find(key);
     if (!def)
       fail_at(t, "unknown attribute '" + std::string(key) + "' for " + std::string(p.op()) +
@@ -150,6 +198,8 @@ void read_into(const std::filesystem::path& path, std::vector<located_problem>& 
   for (int number = 1;; ++number) {
     std::string where = path.string() + ":" + std::to_string(number);
     if (!read_text_line(in, line, where)) break;
+    // A byte-order mark, as editors on Windows write one, opens the file's text.
+    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
     std::string text = trim(line.substr(0, line.find('#')));
     if (text.empty()) continue;
     if (text.rfind("include ", 0) == 0) {

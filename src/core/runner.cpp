@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "core/backend_run.hpp"
+#include "core/case_budget.hpp"
 #include "core/memory_checks.hpp"
 #include "core/output_judging.hpp"
 #include "core/perturbation.hpp"
@@ -95,6 +96,9 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   try {
     support s = b.supports(p);
     if (s.ok && o.reference) s = reference_support(*o.reference, p);
+    // Before anything of the case is allocated: a problem too big for the machine is skipped.
+    if (const std::optional<std::string> too_big = s.ok ? detail::over_memory_budget(p, o) : std::nullopt)
+      s = support::skipped(*too_big);
     if (!s.ok) {
       r.v.st = s.st;
       r.v.reason = s.reason;

@@ -96,6 +96,11 @@ std::vector<option_def> case_options() {
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> int& { return p.run.leak_check; }, .min = 0, .max = 1000,
        .show_default = true},
+      {.flag = "--max-memory", .keyword = "max_memory", .value_name = "GB",
+       .help = "SKIP a case whose estimated peak memory exceeds GB gigabytes, before allocating anything (0: half "
+               "of the memory available when it starts)",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> double& { return p.run.max_memory_gb; }, .min = 0, .show_default = true},
       {.flag = "--no-guard", .keyword = "guard", .help = "kernel tensors in plain memory: no guard pages, no canaries",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> bool& { return p.run.guard; }, .negated = true},
@@ -103,6 +108,11 @@ std::vector<option_def> case_options() {
        .help = "put the 64 KiB guard before each kernel tensor (catches reads and writes before its start)",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> guard_side& { return p.run.guard_at; }},
+      {.flag = "--guard-tight", .keyword = "guard_tight",
+       .help = "end each kernel tensor exactly at its guard, without the alignment slack: a read 1 byte past traps at "
+               "every size (the tensors keep only their elements' alignment)",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> bool& { return p.run.guard_tight; }},
       {.flag = "--no-poison", .keyword = "poison",
        .help = "no poisoned outputs and no second kernel run (never-written and determinism checks)",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
@@ -149,7 +159,7 @@ std::vector<option_def> command_options() {
       {.flag = "--resume", .keyword = "resume", .value_name = "JOURNAL",
        .help = "finish the run whose --jsonl journal is JOURNAL (same selection and options): cases"
                " it records are not rerun, the others are appended; the report covers the whole run",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.resume; }},
       {.flag = "--tightness", .keyword = "tightness", .help = "end with a table of observed error / bound per op and contract",
        .stage = S::session, .commands = for_run, .python = 0,

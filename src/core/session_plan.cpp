@@ -16,7 +16,7 @@ namespace {
 
 session_options session_of(const session_plan& plan, bool verbose) {
   return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
-          .verbose = verbose, .tightness = plan.tightness};
+          .verbose = verbose, .tightness = plan.tightness, .command = plan.command};
 }
 
 /// The backends under test, made through `executor`; `o.backend` lists their names, for the

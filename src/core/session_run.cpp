@@ -1,5 +1,6 @@
 // run_session: a session's cases through the executor, the journal and the reporters
 // (opval/session.hpp).
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -10,8 +11,10 @@
 
 #include "opval/error.hpp"
 #include "core/journal.hpp"
+#include "core/interruption.hpp"
 #include "core/known_failures.hpp"
 #include "core/output_file.hpp"
+#include "core/shell_quote.hpp"
 #include "opval/session.hpp"
 
 namespace opval {
@@ -34,6 +37,21 @@ void say_what_was_resumed(const session_options& s, const journal_index& journal
   if (journal.left() > 0)
     err << fmt::format("opval: warning: {} journal record{} match no case of this run (other options?)\n",
                        journal.left(), journal.left() == 1 ? "" : "s");
+}
+
+/// How an interrupted run goes on: its command with --resume and its journal (the journal
+/// already named by --jsonl or --resume), or that it cannot, having none.
+std::string how_to_go_on(const session_options& s, const std::string& journal) {
+  if (journal.empty()) return "no journal to resume from (give --jsonl FILE to be able to resume)";
+  if (s.command.empty()) return fmt::format("resume with --resume {}", detail::shell_word(journal));
+  if (!s.resume.empty()) return "resume with: " + s.command;
+  return fmt::format("resume with: {} --resume {}", s.command, detail::shell_word(journal));
+}
+
+// A case whose worker died by the same signal the session got (a terminal's Ctrl-C reaches the
+// whole process group) is the interruption's, not the kernel's: it is not a result.
+bool died_of_interruption(const case_result& r) {
+  return r.v.st == state::crash || r.v.st == state::timeout;
 }
 
 }  // namespace
@@ -61,11 +79,17 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   for (auto& r : reporters) r->on_start(o);
   run_summary summary;
   const auto start = std::chrono::steady_clock::now();
+  const detail::interruption_watch interruption;
+  const std::size_t cases = problems.size() * backends.size();
+  std::size_t done = 0;
   for (const located_problem& lp : problems) {
     for (const session_backend& sb : backends) {
+      if (interruption.signal()) break;
       std::optional<case_result> recorded =
           journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
       case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
+      if (!recorded && interruption.signal() && died_of_interruption(result)) break;
+      ++done;
       if (known)
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);
@@ -79,6 +103,12 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
+  if (const int signo = interruption.signal()) {
+    if (jsonl) jsonl->check_reached();
+    err << fmt::format("opval: interrupted by {} after {} of {} cases; {}\n", signo == SIGINT ? "SIGINT" : "SIGTERM",
+                       done, cases, how_to_go_on(s, jsonl_path));
+    return 128 + signo;
+  }
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
   if (jsonl) jsonl->check_reached();
   return run_exit_code(summary);

@@ -47,6 +47,12 @@ const std::vector<bad_case>& bad_cases() {
       // command and names
       {"unknown_command", {"runn"}, "runn"},
       {"unknown_flag", run_with({"--bogus"}), "--bogus"},
+      {"misspelt_flag_suggests_the_option", {"run", "--problem", ok_problem}, "(did you mean --problems?)"},
+      {"misspelt_flag_of_bench", {"bench", "--budgt", "1", "--problems", ok_problem}, "(did you mean --budget?)"},
+      {"timeout_zero", run_with({"--timeout", "0"}), "expects a number above 0, got '0'"},
+      {"timeout_negative", run_with({"--timeout", "-5"}), "expects a number above 0, got '-5'"},
+      {"timeout_without_a_worker", run_with({"--timeout", "5", "--isolation", "none"}), "--isolation none"},
+      {"timeout_without_a_worker_repro", {"repro", ok_problem, "--isolation", "none", "--timeout", "1"}, "--timeout"},
       {"unknown_list", {"list", "nope"}, "nope"},
       {"unknown_op", {"run", "--op", "nope"}, "nope"},
       {"unknown_tag", {"run", "--tag", "nope"}, "nope"},
@@ -100,6 +106,8 @@ const std::vector<bad_case>& bad_cases() {
       {"known_failures_directory", run_with({"--known-failures", "a_dir"}), "a_dir"},
       {"known_failures_binary", run_with({"--known-failures", "binary.txt"}), "binary.txt"},
       {"known_failures_no_section", run_with({"--known-failures", "bad_line.txt"}), "bad_line.txt:1"},
+      {"known_failures_unknown_section", run_with({"--known-failures", "unknown_section.txt"}),
+       "unknown_section.txt:2: unknown backend 'onednnn'"},
       // --reference
       {"reference_unknown", run_with({"--reference", "nope"}), "nope"},
       {"reference_text_file", run_with({"--reference", "text.so"}), "text.so"},
@@ -140,6 +148,8 @@ class BadInput : public ::testing::TestWithParam<bad_case> {
     write("empty.txt", "# only a comment\n\n");
     write("bad_line.txt", ok_problem + "\nmatmul m=2 n=3 k=2 bogus=1\n");
     write("bad_include.txt", "include no_such_shape_set\n");
+    write("unknown_section.txt", "# a typo in the backend's name would make every entry below dead\n[onednnn]\n" +
+                                     ok_problem + "\n");
     write("text.so", "this is not a shared library\n");
     std::string binary;
     for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 37 + 11) % 256);
@@ -169,6 +179,17 @@ TEST_P(BadInput, OneErrorLineNamingTheCulpritAndExitCode2) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(bad_cases()),
                          [](const ::testing::TestParamInfo<bad_case>& info) { return info.param.name; });
+
+/// What an editor on Windows writes: a UTF-8 byte-order mark before the first line.
+TEST(BadInputBaseline, AByteOrderMarkOpensAProblemsFileOrAKnownFailuresFile) {
+  const testing::scratch_dir dir("opval_test_bom");
+  std::ofstream(dir.path() / "bom.txt", std::ios::binary) << "\xEF\xBB\xBF" << ok_problem << "\n";
+  std::ofstream(dir.path() / "known.txt", std::ios::binary) << "\xEF\xBB\xBF[sim]\n# cause\nrelu shape=1\n";
+  const testing::cli_result r = testing::run_cli(
+      OPVAL_CLI_PATH, dir.path(), {"run", "--problems", "bom.txt", "--known-failures", "known.txt"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 passed"), std::string::npos) << r.out;
+}
 
 /// The table is not vacuous: the same invocations without the bad part run and pass.
 TEST(BadInputBaseline, TheValidInvocationRuns) {

@@ -157,7 +157,7 @@ TEST(contract, ulp_presets_and_lists) {
   EXPECT_EQ(c.ulps.erf, 16.0);
   EXPECT_EQ(c.ulps.tanh, cuda.tanh);
   EXPECT_EQ(c.ulps.log, cuda.log);
-  EXPECT_EQ(c.to_string(), "dt=f32:f32:f32 ulp=exp:3,erf:16,tanh:2,div:0.5,rsqrt:2,log:1");
+  EXPECT_EQ(c.to_string(), "dt=f32:f32:f32 ulp=exp:3,erf:16");  // the functions off their default
   const contract all = with_options("f32", {{"ulp", "exp:1,erf:2,tanh:3,div:4,rsqrt:5,log:6"}});
   EXPECT_EQ(all.ulps.div, 4.0);
   EXPECT_EQ(all.ulps.rsqrt, 5.0);
@@ -178,11 +178,12 @@ TEST(contract, bad_option_values_are_errors) {
 
 TEST(contract, options_round_trip_through_a_descriptor) {
   const char* lines[] = {
-      "matmul m=3 dt=bf16:f32:bf16 mid=bf16 in_round=rz acc_round=rz dst_round=rz denorm=ftz ulp=exp:3,erf:16",
+      "attention b=1 h=1 lq=2 lk=3 d=4 dt=bf16:f32:bf16 mid=bf16 in_round=rz acc_round=rz dst_round=rz denorm=ftz "
+      "ulp=exp:3,div:16",
       "matmul m=3 dt=tf32 in_round=rz",
       "matmul m=3 dt=f16:f32:f16 ulp=opencl",
       "matmul m=3 dt=f32 ulp=exact denorm=ftz",
-      "matmul m=3 dt=f32 ulp=exp:0.1234567,log:1e-7",
+      "log_softmax shape=3 dt=f32 ulp=exp:0.1234567,log:1e-7",
       "matmul m=3 dt=u8xi8:i32:f32 dst_round=rz",
   };
   for (const char* line : lines) {
@@ -198,10 +199,10 @@ TEST(contract, options_round_trip_through_a_descriptor) {
   EXPECT_EQ(p.dt.acc_round, rounding::rz);
   EXPECT_EQ(p.dt.dst_round, rounding::rz);
   EXPECT_EQ(p.dt.denorm, opval::denormals::ftz);
-  EXPECT_EQ(p.dt.ulps.erf, 16.0);
-  EXPECT_EQ(p.dt.to_string(),
-            "dt=bf16:f32:bf16 mid=bf16 in_round=rz acc_round=rz dst_round=rz denorm=ftz "
-            "ulp=exp:3,erf:16,tanh:2,div:0.5,rsqrt:2,log:1");
+  EXPECT_EQ(p.dt.ulps.div, 16.0);
+  EXPECT_EQ(p.dt.to_string(), "dt=bf16:f32:bf16 mid=bf16 in_round=rz acc_round=rz dst_round=rz denorm=ftz ulp=exp:3,div:16");
+  // A preset sets only the functions the op uses: matmul's canonical form names no log.
+  EXPECT_EQ(opval::parse_problem(lines[2]).to_string(), "matmul m=3 dt=f16:f32:f16 ulp=exp:3,erf:16,tanh:5,div:2.5");
   EXPECT_EQ(opval::parse_problem(lines[4]).dt.ulps.exp, 0.1234567);
   EXPECT_EQ(opval::parse_problem(lines[4]).dt.ulps.log, 1e-7);
 }

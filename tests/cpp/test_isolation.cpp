@@ -16,14 +16,18 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_testing.hpp"
+#include "core/shell_quote.hpp"
 #include "core/worker_protocol.hpp"
 #include "opval/error.hpp"
 #include "core/isolation.hpp"
@@ -381,9 +385,15 @@ std::size_t complete_lines(const fs::path& p) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-/// Starts opval with `args` (output to /dev/null), waits until `journal` holds `lines`
-/// complete records, and SIGKILLs it. Returns false when it ended by itself first.
-bool kill_runner_at(const std::vector<std::string>& args, const fs::path& journal, std::size_t lines) {
+/// How a signal reaches the runner: its process alone (kill PID, a job scheduler), or its
+/// whole process group, the worker included (a terminal's Ctrl-C).
+enum class reach { process, group };
+
+/// Starts opval with `args` in a process group of its own (stdout to /dev/null, stderr to
+/// `err`), waits until `journal` holds `lines` complete records (no journal: a second), sends
+/// it `signo` and returns its wait status; nullopt when it ended by itself first.
+std::optional<int> signal_runner_at(const std::vector<std::string>& args, const fs::path& journal, std::size_t lines,
+                                    int signo, reach to = reach::process, const fs::path& err = "/dev/null") {
   std::vector<std::string> argv_text = {OPVAL_CLI_PATH};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -392,21 +402,33 @@ bool kill_runner_at(const std::vector<std::string>& args, const fs::path& journa
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, OPVAL_CLI_PATH, &actions, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, OPVAL_CLI_PATH, &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return false;
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) return std::nullopt;
   int status = 0;
   // Bounded so a broken runner cannot hang the test; not a timing assertion.
   for (int polls = 0; polls < 60000; ++polls) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) return false;
-    if (fs::exists(journal) && complete_lines(journal) >= lines) break;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return std::nullopt;
+    if (journal.empty() ? polls >= 1000 : fs::exists(journal) && complete_lines(journal) >= lines) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ::kill(pid, SIGKILL);
+  ::kill(to == reach::group ? -pid : pid, signo);
   ::waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  return status;
+}
+
+/// Starts opval with `args`, waits until `journal` holds `lines` complete records, and
+/// SIGKILLs it. Returns false when it ended by itself first.
+bool kill_runner_at(const std::vector<std::string>& args, const fs::path& journal, std::size_t lines) {
+  const std::optional<int> status = signal_runner_at(args, journal, lines, SIGKILL);
+  return status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL;
 }
 
 TEST_F(IsolationCli, KilledAndResumedRunEqualsAnUninterruptedOne) {
@@ -447,6 +469,52 @@ TEST_F(IsolationCli, KilledAndResumedRunEqualsAnUninterruptedOne) {
   const cli_result again = run_cli(OPVAL_CLI_PATH, dir_, args(resumed, true));
   EXPECT_NE(again.err.find("12 cases taken from the journal, 0 run now"), std::string::npos) << again.err;
   EXPECT_EQ(comparable_records(resumed), comparable_records(whole));
+}
+
+TEST_F(IsolationCli, InterruptedRunSaysHowToResumeAndKeepsNoCaseItsWorkerDiedIn) {
+  // As above: the hanging plugin holds the runner at its first m >= 2 case when the signal
+  // comes. Ctrl-C reaches the worker too (it dies of SIGINT: the interruption's, not a CRASH);
+  // SIGTERM reaches opval alone (the case ends by its timeout, not recorded either).
+  const std::vector<std::string> problems = {"matmul m=1 n=5 k=3", "relu shape=8", "matmul m=4 n=5 k=3",
+                                             "relu shape=5"};
+  auto args = [&](const fs::path& journal, bool resume) {
+    std::vector<std::string> a = {"run", "--backend", "sim", "--plugin", OPVAL_MISBEHAVING_GEMM_HANG,
+                                  "--timeout", "2", resume ? "--resume" : "--jsonl", journal.string()};
+    for (const std::string& p : problems) a.insert(a.end(), {"--problems", p});
+    return a;
+  };
+  const fs::path whole = dir_ / "whole.jsonl";
+  ASSERT_EQ(run_cli(OPVAL_CLI_PATH, dir_, args(whole, false)).code, 1);
+  for (const auto& [signo, to, name] : {std::tuple{SIGINT, reach::group, "SIGINT"}, {SIGTERM, reach::process, "SIGTERM"}}) {
+    SCOPED_TRACE(name);
+    const fs::path journal = dir_ / (std::string(name) + ".jsonl"), err = dir_ / (std::string(name) + ".err");
+    const std::optional<int> status = signal_runner_at(args(journal, false), journal, 5, signo, to, err);
+    ASSERT_TRUE(status.has_value());
+    ASSERT_TRUE(WIFEXITED(*status)) << *status;
+    EXPECT_EQ(WEXITSTATUS(*status), 128 + signo);
+    const std::string said = testing::read_all(err);
+    std::string resume_with = OPVAL_CLI_PATH;
+    for (const std::string& a : args(journal, false)) resume_with += " " + detail::shell_word(a);
+    EXPECT_NE(said.find(fmt::format("opval: interrupted by {} after 5 of 8 cases; resume with: {} --resume {}\n",
+                                    name, resume_with, journal.string())),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(complete_lines(journal), 5u);
+    EXPECT_EQ(testing::read_all(journal).find("CRASH"), std::string::npos);
+    const cli_result finished = run_cli(OPVAL_CLI_PATH, dir_, args(journal, true));
+    EXPECT_EQ(finished.code, 1) << finished.err;
+    EXPECT_EQ(comparable_records(journal), comparable_records(whole));
+  }
+  // Without a journal there is nothing to resume from, and the message says so.
+  std::vector<std::string> plain = args(dir_ / "unused.jsonl", false);
+  std::erase_if(plain, [&](const std::string& a) { return a == "--jsonl" || a == (dir_ / "unused.jsonl").string(); });
+  const fs::path err = dir_ / "no_journal.err";
+  const std::optional<int> status = signal_runner_at(plain, {}, 0, SIGINT, reach::group, err);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 130) << *status;
+  EXPECT_NE(testing::read_all(err).find("; no journal to resume from (give --jsonl FILE to be able to resume)"),
+            std::string::npos)
+      << testing::read_all(err);
 }
 
 TEST_F(IsolationCli, ResumeRefusesAJournalThatIsNotOne) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "opval/backend.hpp"
 #include "opval/error.hpp"
 #include "core/known_failures.hpp"
 #include "opval/problem.hpp"
@@ -89,6 +90,16 @@ TEST(known_failures, a_bad_condition_or_an_entry_of_a_section_that_does_not_appl
   EXPECT_NE(message("[onednn where]\n").find("no flag after 'where'"), std::string::npos);
   // Entries are parsed even where their section does not hold: a typo fails on every machine.
   EXPECT_NE(message("[onednn where avx512f]\nnot_an_op x=1\n").find("list.txt:2"), std::string::npos);
+  // A misspelt backend would make every entry under it dead: refused, naming the backends.
+  EXPECT_NE(message("[onednnn]\nrelu shape=4\n").find("list.txt:1: unknown backend 'onednnn' in a section header"),
+            std::string::npos);
+}
+
+TEST(known_failures, every_backend_of_this_build_kernels_and_frameworks_may_head_a_section) {
+  for (const std::string& name : opval::backend_names()) EXPECT_TRUE(opval::names_a_backend(name)) << name;
+  for (const char* name : {"torch", "torch_compile", "onnxruntime", "jax", "plugin:sgemm_tiled", "python:my_relu"})
+    EXPECT_TRUE(opval::names_a_backend(name)) << name;
+  EXPECT_FALSE(opval::names_a_backend("onednnn"));
 }
 
 }  // namespace

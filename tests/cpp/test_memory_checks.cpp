@@ -30,8 +30,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 // A guarded buffer of `bytes`, labelled as the brief's example tensor.
 std::byte* guarded(std::size_t bytes, guard_side side = guard_side::after, const char* name = "dst",
-                   const char* role = "output 0") {
-  auto* p = static_cast<std::byte*>(opval::shared_guarded_allocator(side).allocate(bytes, 64));
+                   const char* role = "output 0", bool tight = false) {
+  auto* p = static_cast<std::byte*>(opval::shared_guarded_allocator(side, tight).allocate(bytes, 64));
   EXPECT_TRUE(opval::label_guarded_region(p, name, role));
   return p;
 }
@@ -161,7 +161,7 @@ constexpr std::size_t guard_reach = std::size_t{64} << 10;
 // the end (guard after: byte 0 is the first one past the end) or before the start (guard
 // before: byte 1 is the one just before) of a guarded input 'A' of `bytes`, and expects the
 // fault's description to name that distance.
-void expect_read_traps(guard_side side, std::size_t bytes, std::size_t distance) {
+void expect_read_traps(guard_side side, std::size_t bytes, std::size_t distance, bool tight = false) {
   const bool after = side == guard_side::after;
   const std::string expected = std::string("guard page ") + (after ? "after" : "before") +
                                " tensor 'A' hit at byte " + std::to_string(distance) +
@@ -170,7 +170,7 @@ void expect_read_traps(guard_side side, std::size_t bytes, std::size_t distance)
   EXPECT_EXIT(
       {
         install_guard_fault_reporter();
-        std::byte* p = guarded(bytes, side, "A", "input 0");
+        std::byte* p = guarded(bytes, side, "A", "input 0", tight);
         const volatile std::byte* q = p;
         const std::byte read = after ? q[bytes + distance] : *(q - distance);
         (void)read;
@@ -194,6 +194,14 @@ TEST(guarded_allocator_death, a_read_up_to_the_guard_reach_past_the_end_traps) {
     for (std::size_t distance : {slack, std::size_t{4096}, std::size_t{60} << 10, slack + guard_reach - 1})
       expect_read_traps(guard_side::after, bytes, distance);
   }
+}
+
+TEST(guarded_allocator_death, with_tight_guards_a_read_1_byte_past_traps_at_every_size) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // --guard-tight: no slack, so the first byte past the end is the guard's, at any size.
+  for (std::size_t bytes : {std::size_t{80}, std::size_t{13}, std::size_t{4096}})
+    for (std::size_t distance : {std::size_t{0}, std::size_t{4096}, std::size_t{60} << 10, guard_reach - 1})
+      expect_read_traps(guard_side::after, bytes, distance, true);
 }
 
 TEST(guarded_allocator_death, a_read_up_to_the_guard_reach_before_the_start_traps_with_the_guard_before) {

@@ -128,12 +128,12 @@ TEST(problem, fill_is_printed_only_when_not_default) {
 }
 
 TEST(problem, contract_options_print_after_dt_and_survive_a_later_dt) {
-  const problem p = parse_problem("matmul m=2 denorm=ftz mid=bf16 dst_round=rz dt=bf16:f32:bf16");
+  const problem p = parse_problem("layer_norm shape=2x4 denorm=ftz mid=bf16 dst_round=rz dt=bf16:f32:bf16");
   EXPECT_EQ(p.dt.denorm, opval::denormals::ftz);
   EXPECT_EQ(p.dt.mid, opval::dtype::bf16);
   EXPECT_EQ(p.dt.dst_round, opval::rounding::rz);
   EXPECT_EQ(p.dt.src, opval::dtype::bf16);
-  EXPECT_EQ(p.to_string(), "matmul m=2 dt=bf16:f32:bf16 mid=bf16 dst_round=rz denorm=ftz");
+  EXPECT_EQ(p.to_string(), "layer_norm shape=2x4 dt=bf16:f32:bf16 mid=bf16 dst_round=rz denorm=ftz");
 }
 
 TEST(problem, real_values_print_exactly) {

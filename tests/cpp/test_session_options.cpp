@@ -32,6 +32,7 @@ std::string change(session_plan& plan, const option_def& d) {
         T& v = field(plan);
         if constexpr (std::is_same_v<T, bool>) v = !v;
         else if constexpr (std::is_same_v<T, int>) v = v + 2;
+        else if constexpr (std::is_same_v<T, double>) v = v + 2.5;
         else if constexpr (std::is_same_v<T, std::uint64_t>) v = 0xfedcba9876543210ull;
         else if constexpr (std::is_same_v<T, std::vector<int>>) v = {3, 1};
         else if constexpr (std::is_same_v<T, policy>) v = parse_policy("fixed:rtol=0.125,atol=3e-07");

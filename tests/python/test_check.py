@@ -1,10 +1,14 @@
 """opval.check on NumPy kernels: planted bugs fail with an explanation, legitimate variants
 (other summation orders, split-K, online softmax, Welford) pass, and what a kernel does not
 support is SKIPPED with the reason."""
+import inspect
+import io
+
 import numpy as np
 import pytest
 
 import numpy_kernels as K
+from argument_testing import assert_names
 import opval
 
 MATMUL_F32 = ["matmul m=7 n=5 k=9 dt=f32", "matmul m=4 n=17 k=13 alpha=0.5 dt=f32",
@@ -188,6 +192,76 @@ def test_unknown_op_attr_or_contract_is_an_error():
         opval.check("softmax", K.softmax, attrs={"axes": 1})
     with pytest.raises(ValueError):
         opval.check("softmax", K.softmax, contracts="f33")
+
+
+# ----------------------------------------------------------------------------- arguments
+
+# (parameter, bad value, the error): a wrong type is a TypeError, a value out of range a ValueError.
+BAD_CHECK_ARGUMENTS = [
+    ("op", 123, TypeError), ("op", None, TypeError), ("impl", None, TypeError), ("impl", "softmax", TypeError),
+    ("contracts", 32, TypeError), ("contracts", ["f32", 16], TypeError), ("attrs", ["axis"], TypeError),
+    ("layouts", 3, TypeError), ("layouts", "dense", ValueError), ("supports", "yes", TypeError),
+    ("tag", 5, TypeError), ("tag", None, TypeError), ("problems", 3, TypeError), ("problems", [3], TypeError),
+    ("arrays", 3, TypeError), ("arrays", "cupy", ValueError), ("name", 3, TypeError), ("policy", 3, TypeError),
+    ("seed", -1, ValueError), ("seed", 2**64, ValueError), ("seed", "1", TypeError), ("seed", True, TypeError),
+    ("seed", 1.5, TypeError), ("guard", "yes", TypeError), ("guard_before", 1, TypeError), ("poison", None, TypeError),
+    ("input_check", "no", TypeError), ("perturb", 0, TypeError), ("worst", -1, ValueError), ("worst", 1001, ValueError),
+    ("worst", "5", TypeError), ("threads", 4, TypeError), ("threads", [0], ValueError), ("threads", ["2"], TypeError),
+    ("leak_check", -1, ValueError), ("reference", 3, TypeError), ("raise_on_failure", "yes", TypeError),
+    ("verbose", "x", TypeError),
+]
+
+
+def counting_softmax():
+    """A correct softmax kernel that counts its calls: a refused argument calls it never."""
+    def kernel(x, *, axis):
+        kernel.calls += 1
+        return K.softmax(x, axis=axis)
+
+    kernel.calls = 0
+    return kernel
+
+
+@pytest.mark.parametrize("parameter, value, error", BAD_CHECK_ARGUMENTS,
+                         ids=[f"{p}={v!r}" for p, v, _ in BAD_CHECK_ARGUMENTS])
+def test_a_bad_argument_is_one_error_naming_the_parameter(parameter, value, error):
+    kernel = counting_softmax()
+    arguments = {"op": "softmax", "impl": kernel, "contracts": "f32", "problems": SOFTMAX_F32[:1], parameter: value}
+    with pytest.raises(error) as caught:
+        opval.check(**arguments)
+    assert_names(caught, "opval.check", parameter)
+    assert kernel.calls == 0
+
+
+@pytest.mark.parametrize("function", [opval.check, opval.kernel_backend], ids=lambda f: f.__name__)
+def test_every_parameter_is_checked_before_anything_runs(function):
+    """Every public parameter, an object of no type it takes: a TypeError naming it."""
+    kernel = counting_softmax()
+    for parameter in inspect.signature(function).parameters:
+        arguments = {"op": "softmax", "impl": kernel, "contracts": "f32", parameter: object()}
+        if function is opval.check:
+            arguments.setdefault("problems", SOFTMAX_F32[:1])
+        with pytest.raises(TypeError) as caught:
+            function(**arguments)
+        assert_names(caught, f"opval.{function.__name__}", parameter)
+    assert kernel.calls == 0
+
+
+def test_a_tag_that_does_not_exist_is_an_error_as_in_opval_run():
+    """The selection that matches nothing is named, as opval.run names it: not a green, empty
+    result."""
+    kernel = counting_softmax()
+    with pytest.raises(ValueError, match=r"unknown suite tag 'nonexistent' \(known: smoke regression\)") as caught:
+        opval.check("softmax", kernel, tag="nonexistent")
+    with pytest.raises(ValueError) as from_run:
+        opval.run(["sim"], tag="nonexistent", out=io.StringIO())
+    assert str(caught.value) == str(from_run.value)
+    assert kernel.calls == 0
+
+
+def test_the_op_may_be_an_op_object_and_one_string_is_one_problem():
+    result = opval.check(opval.find_op("softmax"), K.softmax, contracts=("f32",), problems=SOFTMAX_F32[0])
+    assert result.assert_ok().summary.passed == 1
 
 
 def test_kernel_receives_out_and_problem_when_it_names_them():

@@ -1,7 +1,11 @@
 """opval.run and `python -m opval run`: the CLI's records and tables, from Python."""
+import inspect
 import io
 import json
+import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +14,7 @@ import numpy as np
 import pytest
 
 import opval
+from argument_testing import assert_names
 from opval.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,6 +121,108 @@ def test_python_backends_by_name_run_in_a_worker_process(tmp_path, monkeypatch):
 def test_unknown_module_backend_is_a_value_error():
     with pytest.raises(ValueError, match="nosuchmodule"):
         run(["nosuchmodule:backend"], problems=["relu shape=8 dt=f32"])
+
+
+# (parameter, bad value, the error): a wrong type is a TypeError, a value out of range a ValueError.
+BAD_RUN_ARGUMENTS = [
+    ("backends", 3, TypeError), ("backends", [], ValueError), ("backends", ["sim", 3], TypeError),
+    ("tag", None, TypeError), ("ops", 5, TypeError), ("ops", ["relu", 5], TypeError), ("contracts", 32, TypeError),
+    ("problems", 3, TypeError), ("policy", 3, TypeError), ("seed", -1, ValueError), ("seed", "1", TypeError),
+    ("jsonl", 3, TypeError), ("known_failures", 3, TypeError), ("isolation", "thread", ValueError),
+    ("isolation", None, TypeError), ("timeout", 0, ValueError), ("timeout", "60", TypeError),
+    ("timeout", float("nan"), ValueError), ("worker_startup", -1, ValueError), ("verbose", "x", TypeError),
+    ("out", 3, TypeError), ("guard", 1, TypeError), ("worst", -1, ValueError), ("threads", 4, TypeError),
+    ("threads", [4097], ValueError), ("leak_check", 1001, ValueError), ("reference", 3, TypeError),
+    ("reference", opval.Backend("sim"), TypeError),
+]
+
+
+@pytest.mark.parametrize("parameter, value, error", BAD_RUN_ARGUMENTS,
+                         ids=[f"{p}={v!r}" for p, v, _ in BAD_RUN_ARGUMENTS])
+def test_a_bad_argument_is_one_error_naming_the_parameter(parameter, value, error):
+    out = io.StringIO()
+    arguments = {"backends": ["sim"], "problems": ["relu shape=8 dt=f32"], "out": out, parameter: value}
+    with pytest.raises(error) as caught:
+        run(**arguments)
+    assert_names(caught, "opval.run", parameter)
+    assert out.getvalue() == ""
+
+
+def test_every_parameter_of_run_is_checked_before_anything_runs():
+    """Every public parameter, an object of no type it takes: a TypeError naming it."""
+    for parameter in inspect.signature(run).parameters:
+        out = io.StringIO()
+        arguments = {"problems": ["relu shape=8 dt=f32"], "out": out, parameter: object()}
+        with pytest.raises(TypeError) as caught:
+            run(**arguments)
+        assert_names(caught, "opval.run", parameter)
+        assert out.getvalue() == ""
+
+
+def test_one_string_is_one_backend_op_or_contract():
+    outcome = run("sim", ops="relu", contracts="f32", out=io.StringIO())
+    assert outcome.passed and {r.descriptor.split()[0] for r in outcome.results} == {"relu"}
+
+
+def test_module_entry_point_names_the_flag_of_a_value_out_of_range():
+    bad = subprocess.run([sys.executable, "-m", "opval", "run", "--op", "relu", "--worst", "-1"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2, bad.stdout
+    assert bad.stderr == "opval: error: --worst must be an integer from 0 to 1000, not -1\n"
+
+
+def _interrupt_after(args: list[str], cases: int, signo: int) -> subprocess.CompletedProcess:
+    """`python -m opval ARGS`, sent `signo` once `cases` cases passed: to its whole process
+    group for SIGINT (a terminal's Ctrl-C reaches the workers too), to it alone for SIGTERM."""
+    proc = subprocess.Popen([sys.executable, "-m", "opval", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        passed = 0
+        while passed < cases:  # cases are running: the table is being written
+            line = proc.stdout.readline()
+            assert line, f"the run ended before it was interrupted: {proc.stderr.read()}"
+            passed += "PASSED" in line
+        if signo == signal.SIGINT:
+            os.killpg(proc.pid, signo)
+        else:
+            proc.send_signal(signo)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def test_ctrl_c_ends_python_m_opval_run_with_one_line_and_130():
+    """Ctrl-C during a run of several seconds: no traceback, one line saying how far it got,
+    the shell's exit code for SIGINT."""
+    done = _interrupt_after(["run", "--tag", "regression"], 20, signal.SIGINT)
+    assert "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert re.fullmatch(r"opval: interrupted by SIGINT after \d+ of \d+ cases; no journal to resume from "
+                        r"\(give --jsonl FILE to be able to resume\)", last), done.stderr
+    assert done.returncode == 130
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_says_how_to_resume_and_resuming_finishes_it(tmp_path, signo):
+    journal = tmp_path / "run.jsonl"
+    args = ["run", "--tag", "regression", "--op", "matmul", "--op", "softmax", "--jsonl", str(journal)]
+    done = _interrupt_after(args, 20, signo)
+    name = signal.Signals(signo).name
+    assert done.returncode == 128 + signo, done.stderr
+    said = re.search(rf"opval: interrupted by {name} after (\d+) of (\d+) cases; resume with: (.*)$", done.stderr)
+    assert said, done.stderr
+    ran, total, command = int(said[1]), int(said[2]), said[3]
+    assert 20 <= ran < total
+    assert len(journal.read_text().splitlines()) == ran
+    assert "CRASH" not in journal.read_text()
+    assert command == shlex.join([sys.executable, "-m", "opval", *args, "--resume", str(journal)])
+    finished = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{ran} cases taken from the journal, {total - ran} run now" in finished.stderr
+    assert len(journal.read_text().splitlines()) == total
 
 
 # Every selection form of `opval run` (docs/CLI.md), as (tag, ops, contracts, problems); the

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <utility>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "opval/graph.hpp"
 #include "python_commands.hpp"
 #include "core/isolation.hpp"
+#include "core/shell_quote.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
 
@@ -93,6 +96,60 @@ constexpr bool built_with_asan = false;
 #else
 constexpr bool built_with_asan = false;
 #endif
+
+/// Edits (insertions, deletions, substitutions) from a to b: how far a typo is from an option.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      diagonal = std::exchange(row[j], std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])}));
+  }
+  return row[b.size()];
+}
+
+/// The first `--word` of the command line that `command` has no option for, with its closest
+/// option when one is near (a prefix, or two edits): "unknown option '--problem' for opval
+/// run (did you mean --problems?)". Empty when every --word is an option.
+std::string misspelt_option(const CLI::App& command, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : command.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--")) continue;
+    const std::string word(arg.substr(0, arg.find('=')));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const std::string& n : names)
+      if (const std::size_t d = n.starts_with(word) ? 1 : edit_distance(word, n); d < best_distance)
+        best = n, best_distance = d;
+    return fmt::format("unknown option '{}' for opval {}{}", word, command.get_name(),
+                       best.empty() ? "" : " (did you mean " + best + "?)");
+  }
+  return {};
+}
+
+/// An explicit --timeout is kept by stopping the case's worker; with --isolation none there is
+/// no worker, and a silent no-op would let a hang run forever: bad input.
+void check_timeout_applies(const CLI::App& command, const session_plan& plan) {
+  const CLI::Option* timeout = command.get_option_no_throw("--timeout");
+  if (timeout && timeout->count() > 0 && plan.isolation == "none")
+    throw error("--timeout cannot be kept with --isolation none: the case runs inside opval, with no worker to stop; "
+                "drop one of them");
+}
+
+/// The command line as a shell line, each word quoted where it must be: what an interrupted
+/// run says to resume with.
+std::string command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + opval::detail::shell_word(argv[i]);
+  return line;
+}
 
 /// `--under asan|valgrind`: replaces this process by the same command (without --under) run
 /// as the ASan+UBSan build of opval (build-asan/opval beside this binary's build directory)
@@ -263,6 +320,9 @@ int opval_main(int argc, char** argv) {
       return exit_passed;
     }
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (argc > 1 && commands.contains(argv[1]))
+      if (const std::string misspelt = misspelt_option(*app.get_subcommand(argv[1]), argc, argv); !misspelt.empty())
+        return bad_input(error_line(error(misspelt)));
     return bad_input(error_line(e));
   }
   if (*list) {
@@ -280,8 +340,14 @@ int opval_main(int argc, char** argv) {
     co.threshold = threshold_percent / 100;
     return print_comparison(std::cout, compare_bench_files(base, next, co), co) ? exit_passed : exit_failed;
   }
+  for (const auto& [command, plan] :
+       {std::pair{run, &run_plan_}, {repro, &repro_plan_}, {bench, &bench_plan_}, {judge, &judge_plan_}})
+    if (*command) check_timeout_applies(*command, *plan);
   if (*bench) return bench_plan(bench_plan_, std::cout);
-  if (*run) return run_plan(run_plan_, std::cout, std::cerr);
+  if (*run) {
+    run_plan_.command = command_line(argc, argv);
+    return run_plan(run_plan_, std::cout, std::cerr);
+  }
   if (*judge) return judge_plan(judge_plan_, descriptor, std::cout, std::cerr);
   return repro_plan(repro_plan_, descriptor, std::cout, std::cerr);
 }

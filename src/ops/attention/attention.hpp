@@ -109,6 +109,9 @@ class attention_spec final : public op_spec {
   const attr_schema& schema() const override;
   std::vector<std::string> fills() const override;
   std::vector<std::string> contracts() const override;
+  std::vector<std::string_view> contract_options() const override {
+    return {"in_round", "acc_round", "mid", "denorm", "dst_round", "ulp:exp", "ulp:div"};
+  }
   void validate(const problem& p) const override;
   std::vector<operand> inputs(const problem& p) const override;
   std::vector<operand> outputs(const problem& p) const override;

@@ -83,7 +83,7 @@ std::vector<std::string> activation_spec::suite(std::string_view tag) const {
   std::vector<std::string> lines;
   const auto cs = contracts();
   for (const auto& v : variants()) {
-    const suite_axis axes[] = {{v}, unary_shapes(smoke), generic_fills(smoke, exact_on_integers()), contract_options(smoke)};
+    const suite_axis axes[] = {{v}, unary_shapes(smoke), generic_fills(smoke, exact_on_integers()), contract_option_values(smoke, *this)};
     append(lines, covering_lines(name(), axes, cs));
   }
   return lines;

@@ -136,7 +136,7 @@ std::vector<std::string> binary_spec::suite(std::string_view tag) const {
                          // Empty tensors: 1 broadcasts to 0 as to any extent.
                          "shape_a=0x5 shape_b=5",
                          "shape_a=3x1 shape_b=0"};
-  const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_options(smoke)};
+  const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_option_values(smoke, *this)};
   const auto cs = contracts();
   return covering_lines(name(), axes, cs);
 }

@@ -1,5 +1,7 @@
 #include "ops/common_eltwise/suite_lines.hpp"
 
+#include <algorithm>
+
 namespace opval::ops::eltwise {
 namespace {
 
@@ -61,11 +63,17 @@ suite_axis generic_fills(bool smoke, bool exact_on_integers) {
   return fills;
 }
 
-suite_axis contract_options(bool smoke) {
+suite_axis contract_option_values(bool smoke, const op_spec& op) {
   if (smoke) return {""};
   // Not dst_round=rz: the runner's bias test does not know the rounding was promised
   // directed and fails the (correct) sim. Tested directly in the op tests instead.
-  return {"", "acc_round=rz", "denorm=ftz"};
+  suite_axis axis{""};
+  const std::vector<std::string_view> reads = op.contract_options();
+  for (const char* option : {"acc_round=rz", "denorm=ftz"})
+    if (std::find(reads.begin(), reads.end(), std::string_view(option).substr(0, std::string_view(option).find('='))) !=
+        reads.end())
+      axis.emplace_back(option);
+  return axis;
 }
 
 void append(std::vector<std::string>& a, const std::vector<std::string>& b) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "opval/op_spec.hpp"
+
 namespace opval::ops::eltwise {
 
 /// One suite axis: descriptor fragments such as "shape=7x13 stride_pad=3"; the first is the
@@ -24,8 +26,8 @@ suite_axis unary_shapes(bool smoke);
 /// The generic fills (smoke: default and special only); `exact` only for ops that compute
 /// small integers exactly.
 suite_axis generic_fills(bool smoke, bool exact_on_integers);
-/// Non-default contract options: directed rounding of the output and of acc, flush-to-zero.
-suite_axis contract_options(bool smoke);
+/// Non-default contract options: directed rounding of acc, flush-to-zero; those `op` reads.
+suite_axis contract_option_values(bool smoke, const op_spec& op);
 
 /// Appends b to a.
 void append(std::vector<std::string>& a, const std::vector<std::string>& b);

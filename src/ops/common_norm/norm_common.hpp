@@ -81,6 +81,10 @@ class norm_spec : public op_spec {
 
   std::vector<std::string> fills() const override;
   std::vector<std::string> contracts() const override { return suite_contracts(); }
+  /// The statistics in `mid`, the normalization through rsqrt.
+  std::vector<std::string_view> contract_options() const override {
+    return {"acc_round", "mid", "denorm", "dst_round", "ulp:rsqrt"};
+  }
   /// The checks every norm shares (eps, fill, contract); derived ops check their shape first.
   void validate(const problem& p) const override;
   std::vector<operand> inputs(const problem& p) const override;

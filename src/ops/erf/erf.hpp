@@ -20,6 +20,9 @@ class erf_spec final : public eltwise::activation_spec {
  public:
   std::string_view name() const override { return "erf"; }
   std::string_view summary() const override;
+  std::vector<std::string_view> contract_options() const override {
+    return {"acc_round", "denorm", "dst_round", "ulp:erf"};
+  }
   const attr_schema& schema() const override;
   std::vector<std::string> suite(std::string_view tag) const override;
 

@@ -27,6 +27,9 @@ class log_softmax_spec final : public softmax::softmax_family_spec {
 
   std::string_view name() const override;
   std::string_view summary() const override;
+  std::vector<std::string_view> contract_options() const override {
+    return {"acc_round", "denorm", "dst_round", "ulp:exp", "ulp:log"};
+  }
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,

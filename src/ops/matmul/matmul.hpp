@@ -67,6 +67,10 @@ class matmul_spec final : public op_spec {
   std::string_view summary() const override;
   const attr_schema& schema() const override;
   std::vector<std::string> contracts() const override;
+  // The epilogue's activations (gelu, silu) take the functions' accuracy.
+  std::vector<std::string_view> contract_options() const override {
+    return {"in_round", "acc_round", "denorm", "dst_round", "ulp:exp", "ulp:erf", "ulp:tanh", "ulp:div"};
+  }
   void validate(const problem& p) const override;
   std::vector<operand> inputs(const problem& p) const override;
   std::vector<operand> outputs(const problem& p) const override;

@@ -23,6 +23,8 @@ class max_pool2d_spec final : public pool::pool_spec {
   std::string_view summary() const override;
   const attr_schema& schema() const override;
   std::vector<std::string> contracts() const override;
+  /// Exact: the output is one of the inputs, nothing is rounded.
+  std::vector<std::string_view> contract_options() const override { return {}; }
   pool::window window_of(const problem& p) const override;
   void validate(const problem& p) const override;
   /// Floats: the generic fills (`large`: half of src's largest value); integers: uniform over

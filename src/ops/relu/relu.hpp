@@ -16,6 +16,8 @@ class relu_spec final : public eltwise::activation_spec {
  public:
   std::string_view name() const override;
   std::string_view summary() const override;
+  /// Exact but for flushing subnormal results: no accumulation, no rounding, no function.
+  std::vector<std::string_view> contract_options() const override { return {"denorm"}; }
   const attr_schema& schema() const override;
   std::vector<std::string> suite(std::string_view tag) const override;
 

@@ -14,6 +14,9 @@ class silu_spec final : public eltwise::activation_spec {
  public:
   std::string_view name() const override;
   std::string_view summary() const override;
+  std::vector<std::string_view> contract_options() const override {
+    return {"acc_round", "denorm", "dst_round", "ulp:exp", "ulp:div"};
+  }
   const attr_schema& schema() const override;
   std::vector<std::string> suite(std::string_view tag) const override;
 

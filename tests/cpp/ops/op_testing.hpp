@@ -164,6 +164,15 @@ inline double expect_within_bound_on_suites(const std::string& op, const kernel_
   return worst;
 }
 
+/// Whether the op of `line` ("gelu approximate=tanh") reads the contract option of `option`
+/// (" acc_round=rz"; "" reads as yes): op_spec::contract_options.
+inline bool reads_option(const std::string& line, const std::string& option) {
+  if (option.empty()) return true;
+  const std::string key = option.substr(0, option.find('=')).substr(option.find_first_not_of(' '));
+  const auto reads = find_op(line.substr(0, line.find(' '))).contract_options();
+  return std::find(reads.begin(), reads.end(), key) != reads.end();
+}
+
 /// The message of the error that parsing and validating `line` throws; empty when none.
 inline std::string validation_error(const std::string& line) {
   try {

@@ -101,6 +101,7 @@ TEST(Eltwise, SimWithinBoundEveryContractAndFill) {
       double worst = 0;
       for (const char* f : fills)
         for (const char* o : options) {
+          if (!reads_option(op, o)) continue;  // relu: an exact op has no acc or dst rounding
           const std::string line = std::string(op) + " shape=20011 dt=" + dt + " fill=" + f + o;
           auto c = run_direct(parse_problem(line), 3);
           const double r = worst_ratio(c);

@@ -97,7 +97,16 @@ def _conv2d(p: _opval.Problem, x: dict, compute) -> Graph:
     return g
 
 
+def _matmul_refusal(p: _opval.Problem) -> str | None:
+    """Found by opval's empty-tensor cases (docs/REFERENCES.md): refused rather than listed as
+    a known failure, since garbage may happen to be right and the case would then pass."""
+    if p.get("k") == 0 and not _opval.dtype_info(p.contract.src).is_float:
+        return ("ONNX Runtime's MatMulInteger with k = 0 leaves its output uninitialized (garbage that differs "
+                "from run to run) instead of zeros")
+    return None
+
+
 GEMM_OPS = {
-    "matmul": onnx_op(_matmul),
+    "matmul": onnx_op(_matmul, _matmul_refusal),
     "conv2d": onnx_op(_conv2d),
 }

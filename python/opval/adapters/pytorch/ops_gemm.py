@@ -76,5 +76,5 @@ def _conv2d(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.Tens
 
 GEMM_OPS = {
     "matmul": FrameworkOp(_matmul),
-    "conv2d": FrameworkOp(_conv2d),
+    "conv2d": FrameworkOp(_conv2d, lambda p: "torch's conv2d refuses zero output channels" if p.get("oc") == 0 else None),
 }

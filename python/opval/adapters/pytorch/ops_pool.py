@@ -27,7 +27,14 @@ def _torch_padding(p: _opval.Problem) -> tuple[int, int] | None:
     return w["pt"], w["pl"]
 
 
+def _no_channels(p: _opval.Problem) -> str | None:
+    """PyTorch's pooling takes an empty batch but no other empty dimension."""
+    return "torch's pooling refuses zero channels (only the batch may be empty)" if p.get("c") == 0 else None
+
+
 def _max_supports(p: _opval.Problem) -> str | None:
+    if why := _no_channels(p):
+        return why
     if _torch_padding(p) is None and p.get("ceil_mode"):
         return "asymmetric padding (or padding over half the kernel) with ceil_mode is not expressible in torch's max_pool2d"
     return None
@@ -46,6 +53,8 @@ def _max_pool2d(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.
 
 
 def _avg_supports(p: _opval.Problem) -> str | None:
+    if why := _no_channels(p):
+        return why
     if _torch_padding(p) is None:
         return "asymmetric padding (or padding over half the kernel) is not expressible in torch's avg_pool2d"
     return None
