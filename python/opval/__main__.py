@@ -135,6 +135,8 @@ def _main(argv: list[str]) -> int:
     set_log_level(level)
     try:
         keywords = {k: getattr(args, k) for k in _run_keywords() if k != "backends"}
+        if not any(a == "--timeout" or a.startswith("--timeout=") for a in argv):
+            keywords["timeout"] = None  # not given: the default, and none with --isolation none
         # What an interrupted run says to resume with: this very command.
         command = shlex.join([sys.executable, "-m", "opval", *argv])
         outcome = run(args.backends, command=command, **keywords)

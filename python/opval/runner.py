@@ -143,10 +143,14 @@ def _in_worker(worker: _opval.Worker, spec: str) -> _opval.Backend:
     return worker.make(plugin=spec) if plugin else worker.make(name=spec)
 
 
+# The limit per case when no timeout is given: `opval run`'s --timeout default.
+_DEFAULT_TIMEOUT = next(o["default"] for o in _opval.session_options() if o["keyword"] == "timeout")
+
+
 def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smoke", ops: Sequence[str] = (),
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
-        timeout: float = 60.0, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
+        timeout: float | None = None, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
         guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
         perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
         reference: str | None = None, resume: str | None = None,
@@ -171,9 +175,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
     many ran and how to resume (`command`, the command line that started the run, is what it
     says to resume with; python -m opval run gives its own)."""
-    if resume and jsonl and os.fspath(resume) != os.fspath(jsonl):
-        raise ValueError("opval.run: resume appends to its journal: give no jsonl, or the same file")
     a = checked("opval.run", locals())
+    _check_combinations(a)
+    a.timeout = _DEFAULT_TIMEOUT if a.timeout is None else a.timeout
     out = a.out or sys.stdout
     selected = select(a.tag, a.ops, a.contracts or [], a.problems)
     settings = dict(policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before, guard_tight=a.guard_tight,
@@ -231,6 +235,19 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     if interrupted:
         raise KeyboardInterrupt(_in_python_words(interrupted[0], a.command, a.resume or a.jsonl))
     return RunResult(results, summary)
+
+
+def _check_combinations(a) -> None:
+    """Arguments that are each fine but do not go together: a ValueError naming them."""
+    if a.timeout is not None and a.isolation == "none":
+        e = ValueError("opval.run: timeout cannot be kept with isolation='none': the case runs in this process, "
+                       "with no worker to stop; drop one of them")
+        # How python -m opval run says it, under its flags (its _error_line).
+        e.parameter = "timeout"
+        e.wording = "cannot be kept with --isolation none: the case runs in this process, with no worker to stop"
+        raise e
+    if a.resume and a.jsonl and a.resume != a.jsonl:
+        raise ValueError("opval.run: resume appends to its journal: give no jsonl, or the same file")
 
 
 def _in_python_words(message: str, command: str | None, journal: str | None) -> str:

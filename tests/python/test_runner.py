@@ -171,6 +171,18 @@ def test_module_entry_point_names_the_flag_of_a_value_out_of_range():
     assert bad.stderr == "opval: error: --worst must be an integer from 0 to 1000, not -1\n"
 
 
+def test_a_timeout_without_a_worker_to_stop_is_an_error():
+    """A hang in this process could not be stopped: an explicit timeout with isolation='none'
+    is refused, as `opval run --timeout 5 --isolation none` is; the default is no limit there."""
+    with pytest.raises(ValueError, match="timeout cannot be kept with isolation='none'"):
+        run(["sim"], problems=["relu shape=8 dt=f32"], isolation="none", timeout=5, out=io.StringIO())
+    assert run(["sim"], problems=["relu shape=8 dt=f32"], isolation="none", out=io.StringIO()).passed
+    bad = subprocess.run([sys.executable, "-m", "opval", "run", "--problems", "relu shape=8", "--isolation", "none",
+                          "--timeout", "5"], capture_output=True, text=True)
+    assert bad.returncode == 2, bad.stdout
+    assert bad.stderr.startswith("opval: error: --timeout cannot be kept with --isolation none"), bad.stderr
+
+
 def _interrupt_after(args: list[str], cases: int, signo: int) -> subprocess.CompletedProcess:
     """`python -m opval ARGS`, sent `signo` once `cases` cases passed: to its whole process
     group for SIGINT (a terminal's Ctrl-C reaches the workers too), to it alone for SIGTERM."""
