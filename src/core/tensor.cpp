@@ -298,6 +298,7 @@ tensor tensor::to(dtype t, rounding r, overflow o) const {
 std::vector<double> tensor::to_vector() const {
   const std::int64_t n = numel();
   std::vector<double> values(n);
+  if (n == 0) return values;  // memcpy from or to no storage would be undefined, even of 0 bytes
   if (is_contiguous() && type_ == dtype::f64) {
     std::memcpy(values.data(), data(), n * sizeof(double));
   } else if (is_contiguous() && storage_type(type_) == dtype::f32) {
@@ -317,6 +318,7 @@ void tensor::assign(std::span<const double> values, rounding r, overflow o) {
   if (static_cast<std::int64_t>(values.size()) != numel())
     throw error("assigning " + std::to_string(values.size()) + " values to a tensor of shape " +
                 to_string(shape_));
+  if (values.empty()) return;  // an empty span's data() may be null: no memcpy of it
   if (is_contiguous() && type_ == dtype::f64) {
     std::memcpy(data(), values.data(), values.size() * sizeof(double));
     return;
