@@ -57,17 +57,21 @@ std::optional<double> memory_available() {
   return std::nullopt;
 }
 
-}  // namespace
 
-double case_peak_bytes(const problem& p, const run_options& o) {
-  const op_spec& spec = p.spec();
-  const operand_totals in = totals(spec.inputs(p)), out = totals(spec.outputs(p));
+// The peak from the operands' totals (case_peak_bytes, and the message that breaks it down).
+double peak_bytes(const operand_totals& in, const operand_totals& out, const run_options& o) {
   // Output sets alive at once: the first run's, the poisoned second run's, one more for a
   // perturbation or thread-count rerun.
   const double output_sets = 1 + (o.poison_check ? 1 : 0) + (o.perturb_check || !o.threads.empty() ? 1 : 0);
   // fp64: the reference's copy of the inputs, and per output element the reference, the
   // bound, the compute bound and the comparison's copies of output and reference.
   return in.bytes + 8 * in.elements + output_sets * out.bytes + 5 * 8 * out.elements;
+}
+
+}  // namespace
+
+double case_peak_bytes(const problem& p, const run_options& o) {
+  return peak_bytes(totals(p.spec().inputs(p)), totals(p.spec().outputs(p)), o);
 }
 
 std::optional<double> case_memory_budget(const run_options& o) {
@@ -79,9 +83,9 @@ std::optional<double> case_memory_budget(const run_options& o) {
 std::optional<std::string> over_memory_budget(const problem& p, const run_options& o) {
   const std::optional<double> budget = case_memory_budget(o);
   if (!budget) return std::nullopt;
-  const double peak = case_peak_bytes(p, o);
-  if (peak <= *budget) return std::nullopt;
   const operand_totals in = totals(p.spec().inputs(p)), out = totals(p.spec().outputs(p));
+  const double peak = peak_bytes(in, out, o);
+  if (peak <= *budget) return std::nullopt;
   return fmt::format("needs {}, budget {} ({}): inputs {}, outputs {}, the rest fp64 copies, reference and bounds",
                      size_text(peak), size_text(*budget),
                      o.max_memory_gb > 0 ? "--max-memory" : "half the memory available; --max-memory GB sets it",
