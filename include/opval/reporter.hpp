@@ -32,15 +32,28 @@ class reporter {
   virtual void on_finish(const run_summary& s) {}
 };
 
-/// A readable table, failures explained with their repro command, and the closing line
-/// `N passed, N failed, N skipped`. verbose prints every metric of every case; show_backend
-/// adds a BACKEND column (for runs of several backends).
-std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose,
-                                                bool show_backend = false);
+/// How the console reporter lays its output out.
+struct console_options {
+  bool verbose = false;       ///< explain every case, list every refusal row
+  bool show_backend = false;  ///< a BACKEND column (runs of several backends)
+  bool quiet = false;         ///< only the short summary of failures and the totals
+  int width = 120;            ///< the terminal's columns: explanations wrap to it, a long problem gets its own line
+  bool colour = false;        ///< ANSI colours on the states
+};
+
+/// A readable table of what ran (state, err/bound, ULPs where they mean something, time, the
+/// full problem), failures explained with their repro command, refusals counted per backend
+/// and reason, a short summary of every failure, and the closing line `N passed, N failed,
+/// N skipped`.
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, const console_options& options = {});
 /// When results came from more than one backend, at the end of the run a table with one row
-/// per problem and one column per backend (state, max ULP error, bias sign-relative mean when
-/// the bias test had power), then `N passed, N failed, N skipped` per backend.
-std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out);
+/// per problem and one column per backend (state and err/bound), fitted to `width`, then
+/// `N passed, N failed, N skipped` per backend.
+std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out, int width = 120);
+/// JUnit XML, as pytest's --junitxml writes it, at the end of the run: one testcase per
+/// (problem, backend) named by its descriptor, failures with their reason and repro, skips and
+/// known failures as skipped with the reason. `command` names the suite ("opval run").
+std::unique_ptr<reporter> make_junit_reporter(std::ostream& out, std::string command);
 /// JSON Lines: one record per case (schema in docs/CLI.md).
 std::unique_ptr<reporter> make_jsonl_reporter(std::ostream& out);
 

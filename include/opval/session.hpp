@@ -95,6 +95,18 @@ std::vector<located_problem> select_problems(const problem_selection& s);
 /// a file exists there, or it is one word that is a path, has an extension or is no op name.
 bool names_problem_file(const std::string& item);
 
+/// Where progress goes while a run works (stderr): nowhere, a line redrawn in place on a
+/// terminal, or a line every 30 s in a log.
+enum class progress_mode { off, terminal, log };
+
+/// The console the output goes to: its width and colour (of stdout), and the progress (stderr).
+/// The CLI asks the terminal (report/terminal.hpp); other callers keep these defaults.
+struct console_style {
+  int width = 120;
+  bool colour = false;
+  progress_mode progress = progress_mode::off;
+};
+
 /// What a run session does around its cases (opval run, opval repro).
 struct session_options {
   std::string jsonl;           ///< the journal: one JSON record per case, flushed as it ends
@@ -102,6 +114,9 @@ struct session_options {
   std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   bool verbose = false;        ///< explain every case, not only those that did not pass
   bool tightness = false;      ///< end with the error/bound table per op and contract
+  bool quiet = false;          ///< print only the short summary of failures and the totals
+  std::string junit;           ///< also write JUnit XML to this file at the end
+  console_style console;
   /// The command that started the run, as a shell line ("opval run --tag regression ..."):
   /// an interrupted run says to resume with it (empty: the message names no command).
   std::string command;
@@ -170,6 +185,9 @@ struct session_plan {
   double timeout = default_case_timeout_seconds;
   bool verbose = false;
   bool tightness = false;
+  bool quiet = false;
+  std::string junit;
+  console_style console;  ///< the CLI's terminal
   std::vector<std::string> judge_inputs, judge_outputs;  ///< `opval judge`'s array files
   bench_settings bench;
 };
@@ -249,6 +267,9 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
 /// `opval bench`: the plan's cases checked, then timed, with its sweeps expanded, through the
 /// bench reporters (console, JSONL, CSV); with `bench.machine`, measures and saves the peaks.
 int bench_plan(const session_plan& plan, std::ostream& out);
+/// Throws opval::error when two of the files a command writes (--jsonl, --csv, --junit) are one
+/// file: the formats would interleave into neither.
+void check_output_files_differ(const session_plan& plan);
 
 /// `opval list WHAT` (ops, backends, policies, suites, contracts); an unknown WHAT is an
 /// opval::error naming the known ones.

@@ -44,6 +44,11 @@ struct metrics {
   double max_abs_error = 0, mean_abs_error = 0;
   double max_rel_error = 0, mean_rel_error = 0;
   double max_ulps = 0, p50_ulps = 0, p99_ulps = 0;
+  /// The largest ULP error among elements whose |reference| exceeds their bound: where the
+  /// result is known to its leading bit, so a ULP count means something. Elements near zero
+  /// (a sum that cancels, a relu's edge) may lose every bit within their bound, and their
+  /// ULP counts run to millions for a correct kernel; they are left out. 0 when none qualifies.
+  double max_significant_ulps = 0;
   std::vector<std::int64_t> ulp_histogram;  ///< ulp_bins counts
   std::int64_t beyond_bound = 0;
   double max_error_over_bound = 0;    ///< tightness: max of |err| / bound

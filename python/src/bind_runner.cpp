@@ -140,9 +140,11 @@ class text_reporter {
 
 void bind_reporters(nb::module_& m) {
   nb::class_<text_reporter>(m, "Reporter", "The CLI's reporters; each call returns the text written")
-      .def_static("console", [](bool verbose, bool show_backend) {
-        return text_reporter([&](std::ostream& o) { return make_console_reporter(o, verbose, show_backend); });
-      }, nb::arg("verbose") = false, nb::arg("show_backend") = false)
+      .def_static("console", [](bool verbose, bool show_backend, bool quiet, int width) {
+        return text_reporter([&](std::ostream& o) {
+          return make_console_reporter(o, {.verbose = verbose, .show_backend = show_backend, .quiet = quiet, .width = width});
+        });
+      }, nb::arg("verbose") = false, nb::arg("show_backend") = false, nb::arg("quiet") = false, nb::arg("width") = 120)
       .def_static("side_by_side", [] { return text_reporter([](std::ostream& o) { return make_side_by_side_reporter(o); }); })
       .def_static("tightness", [] { return text_reporter([](std::ostream& o) { return make_tightness_reporter(o); }); })
       .def_static("jsonl", [] { return text_reporter([](std::ostream& o) { return make_jsonl_reporter(o); }); })

@@ -50,6 +50,9 @@ std::unique_ptr<bench_reporter> make_bench_console_reporter(std::ostream& out, b
                                                             std::vector<sweep_axis> axes = {});
 /// bench_json_line per case, with `env`.
 std::unique_ptr<bench_reporter> make_bench_jsonl_reporter(std::ostream& out, environment env);
+/// JUnit XML at the end (report/junit_xml.hpp): a testcase per case, passed when timed, with
+/// its median, CI and throughput as properties; a check that did not pass as `opval run` has it.
+std::unique_ptr<bench_reporter> make_bench_junit_reporter(std::ostream& out);
 /// bench_csv_header, then bench_csv_row per case.
 std::unique_ptr<bench_reporter> make_bench_csv_reporter(std::ostream& out);
 

@@ -192,9 +192,11 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   std::vector<located_problem> problems;
   for (const bench_job& job : jobs) problems.push_back(job.lp);
   const std::vector<std::string> inputs = input_files(problems, {plan.known_failures});
-  std::optional<output_file> jsonl, csv;
+  check_output_files_differ(plan);
+  std::optional<output_file> jsonl, csv, junit;
   if (!plan.jsonl.empty()) jsonl.emplace(plan.jsonl, false, "JSONL", inputs);
   if (!s.csv.empty()) csv.emplace(s.csv, false, "CSV", inputs);
+  if (!plan.junit.empty()) junit.emplace(plan.junit, false, "JUnit XML", inputs);
   const std::optional<known_failures> known =
       plan.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(plan.known_failures));
   out << fmt::format("opval bench: backend {}, policy {}, seed {}, {} cache, target CI +-{:g}%, budget {:g} s per case\n",
@@ -213,6 +215,7 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   reporters.push_back(make_bench_console_reporter(out, backends.size() > 1, axes));
   if (jsonl) reporters.push_back(make_bench_jsonl_reporter(jsonl->stream(), env));
   if (csv) reporters.push_back(make_bench_csv_reporter(csv->stream()));
+  if (junit) reporters.push_back(make_bench_junit_reporter(junit->stream()));
   bench_summary summary;
   for (const bench_job& job : jobs) {
     case_result check = executor->run(job.lp, *job.sb, o);
@@ -227,7 +230,8 @@ int bench_plan(const session_plan& given, std::ostream& out) {
       if (*f) (*f)->record_written();
   }
   for (auto& rep : reporters) rep->on_finish(summary);
-  for (const std::optional<output_file>* f : {&jsonl, &csv})
+  if (junit) junit->record_written();  // one document, written whole at the end
+  for (const std::optional<output_file>* f : {&jsonl, &csv, &junit})
     if (*f) (*f)->check_reached();
   return summary.ok() ? 0 : 1;
 }

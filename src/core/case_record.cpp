@@ -198,6 +198,7 @@ void describe(Io& io, X& m) {
   io("max_rel_error", m.max_rel_error);
   io("mean_rel_error", m.mean_rel_error);
   io("max_ulps", m.max_ulps);
+  io("max_significant_ulps", m.max_significant_ulps);
   io("p50_ulps", m.p50_ulps);
   io("p99_ulps", m.p99_ulps);
   io.nested("ulp_histogram", [&](auto& h) {
@@ -332,6 +333,8 @@ void describe(Io& io, X& r) {
   io.computed("repro", r.repro, [&] { return repro_of(r); });
   io("source", r.source);
   io.optional("not_applicable", r.not_applicable, !r.not_applicable.empty());  // judged tensors only
+  // Only for a case listed in the run's known-failures file: its cause (possibly empty).
+  io.optional("known_failure", r.known_failure, r.known_failure.has_value());
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });
 }
 

@@ -16,7 +16,8 @@ namespace {
 
 session_options session_of(const session_plan& plan, bool verbose) {
   return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
-          .verbose = verbose, .tightness = plan.tightness, .command = plan.command};
+          .verbose = verbose, .tightness = plan.tightness, .quiet = plan.quiet, .junit = plan.junit,
+          .console = plan.console, .command = plan.command};
 }
 
 /// The backends under test, made through `executor`; `o.backend` lists their names, for the
@@ -47,6 +48,22 @@ int run_problems(const session_plan& plan, Problems problems, bool verbose, std:
 
 }  // namespace
 
+void check_output_files_differ(const session_plan& plan) {
+  namespace fs = std::filesystem;
+  const auto same = [](const std::string& a, const std::string& b) {
+    if (a.empty() || b.empty()) return false;
+    std::error_code ec;
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  const std::pair<const char*, const std::string*> files[] = {
+      {"--jsonl", &plan.jsonl}, {"--resume", &plan.resume}, {"--csv", &plan.bench.csv}, {"--junit", &plan.junit}};
+  for (std::size_t i = 0; i < std::size(files); ++i)
+    for (std::size_t j = i + 1; j < std::size(files); ++j)
+      if (same(*files[i].second, *files[j].second) && !(i == 0 && j == 1))  // --resume appends to its --jsonl
+        throw error(fmt::format("{} and {} name the same file '{}': each record format needs its own file",
+                                files[i].first, files[j].first, *files[j].second));
+}
+
 run_options make_run_options(const session_plan& plan, case_executor& executor) {
   run_options o = plan.run;
   o.reference.reset();
@@ -60,6 +77,7 @@ run_options make_run_options(const session_plan& plan, case_executor& executor) 
 
 int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err) {
   check_resumable(plan);
+  check_output_files_differ(plan);
   return run_problems(plan, [&] { return select_problems(plan.selection); }, plan.verbose, out, err);
 }
 
@@ -76,7 +94,8 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
   o.backend = "judge";
   const case_result r = executor->judge(parse_problem(descriptor), plan.judge_inputs, plan.judge_outputs, o);
   std::vector<std::unique_ptr<reporter>> reporters;
-  reporters.push_back(make_console_reporter(out, true));
+  reporters.push_back(make_console_reporter(out, {.verbose = true, .width = plan.console.width,
+                                                  .colour = plan.console.colour}));
   std::optional<output_file> jsonl;
   if (!plan.jsonl.empty()) {
     std::vector<std::string> inputs = plan.judge_inputs;

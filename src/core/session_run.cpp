@@ -1,5 +1,7 @@
 // run_session: a session's cases through the executor, the journal and the reporters
 // (opval/session.hpp).
+#include <unistd.h>
+
 #include <csignal>
 #include <chrono>
 #include <filesystem>
@@ -16,16 +18,18 @@
 #include "core/output_file.hpp"
 #include "core/shell_quote.hpp"
 #include "opval/session.hpp"
+#include "report/progress.hpp"
 
 namespace opval {
 namespace {
 
 std::vector<std::unique_ptr<reporter>> console_reporters(const session_options& s, bool several, std::ostream& out) {
   std::vector<std::unique_ptr<reporter>> reporters;
-  // Before the console reporter, so their tables precede the closing line.
-  if (s.tightness) reporters.push_back(make_tightness_reporter(out));
-  if (several) reporters.push_back(make_side_by_side_reporter(out));
-  reporters.push_back(make_console_reporter(out, s.verbose, several));
+  // Before the console reporter, so their tables precede the closing line; not when quiet.
+  if (s.tightness && !s.quiet) reporters.push_back(make_tightness_reporter(out));
+  if (several && !s.quiet) reporters.push_back(make_side_by_side_reporter(out, s.console.width));
+  reporters.push_back(make_console_reporter(out, {.verbose = s.verbose, .show_backend = several, .quiet = s.quiet,
+                                                  .width = s.console.width, .colour = s.console.colour}));
   return reporters;
 }
 
@@ -74,6 +78,13 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
     jsonl.emplace(jsonl_path, !s.resume.empty(), "JSONL", input_files(problems, {s.known_failures}));
     journal_writer = make_jsonl_reporter(jsonl->stream());
   }
+  std::optional<output_file> junit;
+  std::unique_ptr<reporter> junit_writer;
+  if (!s.junit.empty()) {
+    junit.emplace(s.junit, false, "JUnit XML", input_files(problems, {s.known_failures, s.resume}));
+    junit_writer = make_junit_reporter(junit->stream(), "opval run");
+    reporters.push_back(junit_writer.get());
+  }
   const std::optional<known_failures> known =
       s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
   for (auto& r : reporters) r->on_start(o);
@@ -81,36 +92,43 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   const auto start = std::chrono::steady_clock::now();
   const detail::interruption_watch interruption;
   const std::size_t cases = problems.size() * backends.size();
+  progress_meter progress(s.console.progress, STDERR_FILENO, s.console.width, cases);
   std::size_t done = 0;
   for (const located_problem& lp : problems) {
     for (const session_backend& sb : backends) {
       if (interruption.signal()) break;
       std::optional<case_result> recorded =
           journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
+      if (!recorded) progress.started(lp.prob.to_string(), sb.b->name());
       case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
       if (!recorded && interruption.signal() && died_of_interruption(result)) break;
       ++done;
       if (known)
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);
+      progress.before_output();
       for (auto& r : reporters) r->on_result(result);
+      progress.finished(result);
       if (!recorded && journal_writer) {
         journal_writer->on_result(result);
         jsonl->record_written();
       }
     }
   }
+  progress.stop();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
   if (const int signo = interruption.signal()) {
     if (jsonl) jsonl->check_reached();
+    if (junit) junit->record_written(), junit->check_reached();
     err << fmt::format("opval: interrupted by {} after {} of {} cases; {}\n", signo == SIGINT ? "SIGINT" : "SIGTERM",
                        done, cases, how_to_go_on(s, jsonl_path));
     return 128 + signo;
   }
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
   if (jsonl) jsonl->check_reached();
+  if (junit) junit->record_written(), junit->check_reached();
   return run_exit_code(summary);
 }
 

@@ -1,13 +1,17 @@
-// The console reporter: one table row per case, every case that did not pass explained
-// under its row (reason, bound, worst elements) with the command that reproduces it, the time
-// split over the stages of the cases that ran, and a closing line `N passed, N failed,
+// The console reporter: one row per case that ran (state, err/bound, ULPs where they mean
+// something, time, the full problem), every case that did not pass explained under its row
+// (reason, bound, worst elements, wrapped to the terminal) with the command that reproduces it;
+// at the end the refusals counted per backend and reason, the time split, a short summary of
+// every failure (one line each, as pytest's), and a closing line `N passed, N failed,
 // N skipped` that scripts can grep.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -19,19 +23,8 @@
 namespace opval {
 namespace {
 
-constexpr std::string_view row_format = "{:<12} {:<44} {:<16} {:<13} {:>9} {:>9} {:>9}\n";
-
-
-std::string compact(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  return fmt::format("{:.3g}", x);
-}
-
-std::string duration(double seconds) {
-  if (seconds < 1) return fmt::format("{:.1f}ms", seconds * 1e3);
-  return fmt::format("{:.2f}s", seconds);
-}
+using detail::compact;
+using detail::duration;
 
 /// Stage times summed over the cases that ran, so a run shows where its time went (the next
 /// bottleneck): `other` is what no stage accounts for (capability query, allocation, the
@@ -113,19 +106,118 @@ struct memory_summary {
 /// Whether the case got as far as running its kernel (its stage times mean something).
 bool ran(const case_result& r) { return r.v.st != state::skipped && r.v.st != state::unimplemented; }
 
-/// The largest of a metric over the outputs of a case ("-" when it has none).
-template <class Get>
-std::string worst_of(const verdict& v, Get get) {
+/// err/bound, the figure the verdict is decided by: its largest over the outputs ("-" when
+/// the case has none).
+std::string error_over_bound_cell(const verdict& v) {
   if (v.outputs.empty()) return "-";
   double m = 0;
-  for (const output_verdict& o : v.outputs) m = std::max(m, get(o.m));
+  for (const output_verdict& o : v.outputs) m = std::max(m, o.m.max_error_over_bound);
   return compact(m);
 }
 
+/// The ULP error where it means something: the largest over the elements whose reference
+/// exceeds their bound (metrics::max_significant_ulps); "-" when no element qualifies.
+std::string ulps_cell(const verdict& v) {
+  double m = 0;
+  for (const output_verdict& o : v.outputs) m = std::max(m, o.m.max_significant_ulps);
+  return m > 0 || std::any_of(v.outputs.begin(), v.outputs.end(), [](const output_verdict& o) {
+           return o.m.ref_significant > 0;
+         })
+             ? compact(m)
+             : "-";
+}
+
+/// The refusals of a run, counted per backend and reason in the order they first came.
+class refusal_counts {
+ public:
+  void add(const case_result& r) {
+    ++total_;
+    const auto key = std::tuple(r.backend, r.v.st, r.v.reason);
+    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const group& g) { return g.key == key; });
+    if (it == groups_.end()) groups_.push_back({key, 1});
+    else ++it->count;
+  }
+
+  /// "not run: N (case, backend) pairs refused" and one line per backend and reason, the most
+  /// frequent first, at most `shown` reasons per backend; empty when nothing was refused.
+  std::string text(int width, bool listed) const {
+    if (total_ == 0) return {};
+    std::string out = fmt::format("\nnot run: {} (case, backend) pair{} refused, by backend and reason{}:\n", total_,
+                                  total_ == 1 ? "" : "s", listed ? "" : " (--verbose lists them)");
+    std::vector<std::string> backends;
+    for (const group& g : groups_)
+      if (std::find(backends.begin(), backends.end(), std::get<0>(g.key)) == backends.end())
+        backends.push_back(std::get<0>(g.key));
+    for (const std::string& b : backends) {
+      std::vector<group> mine;
+      for (const group& g : groups_)
+        if (std::get<0>(g.key) == b) mine.push_back(g);
+      std::stable_sort(mine.begin(), mine.end(), [](const group& x, const group& y) { return x.count > y.count; });
+      for (std::size_t i = 0; i < mine.size() && i < shown; ++i) {
+        const auto& [backend, st, reason] = mine[i].key;
+        out += detail::wrap(fmt::format("{} {} {}: {}", backend, mine[i].count, detail::state_label(st),
+                                        reason.empty() ? "(no reason given)" : reason),
+                            width, 6, 2);
+      }
+      if (mine.size() > shown) {
+        int rest = 0;
+        for (std::size_t i = shown; i < mine.size(); ++i) rest += mine[i].count;
+        out += fmt::format("  {} {} more, for {} other reasons\n", b, rest, mine.size() - shown);
+      }
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t shown = 6;
+  struct group {
+    std::tuple<std::string, state, std::string> key;
+    int count = 0;
+  };
+  std::vector<group> groups_;
+  int total_ = 0;
+};
+
+/// One line per case that failed (listed known failures aside), as pytest's short test summary:
+/// the state, the repro command, whole, then its reason, cut to the width (the explanation
+/// above has all of it).
+class failure_summary {
+ public:
+  void add(const case_result& r) {
+    if (!is_failure(r.v.st) || r.known_failure) return;
+    lines_.push_back({r.v.st, repro_of(r), r.v.reason});
+  }
+
+  std::string text(int width, bool colour) const {
+    if (lines_.empty()) return {};
+    std::string out = fmt::format("\nshort summary of failures ({}):\n", lines_.size());
+    for (const line& l : lines_) {
+      const std::string label = detail::state_label(l.st);
+      std::string text = l.repro;
+      if (!l.reason.empty()) {
+        // At least a readable start of the reason, however long the command.
+        const std::size_t room = std::max<std::size_t>(
+            60, static_cast<std::size_t>(std::max(0, width)) - std::min<std::size_t>(width, label.size() + 1 + text.size() + 3));
+        text += " - " + (l.reason.size() <= room ? l.reason : l.reason.substr(0, room - 3) + "...");
+      }
+      out += detail::paint(label, l.st, colour) + " " + text + "\n";
+    }
+    return out;
+  }
+
+ private:
+  struct line {
+    state st;
+    std::string repro, reason;
+  };
+  std::vector<line> lines_;
+};
+
+constexpr int state_width = 13, number_width = 9, time_width = 8;
+
 class console_reporter final : public reporter {
  public:
-  console_reporter(std::ostream& out, bool verbose, bool show_backend)
-      : out_(out), verbose_(verbose), show_backend_(show_backend) {}
+  console_reporter(std::ostream& out, const console_options& options) : out_(out), o_(options) {}
 
   void on_start(const run_options& o) override {
     // o.backend lists the backends comma-separated; the column fits the longest name.
@@ -134,6 +226,7 @@ class console_reporter final : public reporter {
       backend_width_ = std::max(backend_width_, end - pos);
       pos = end + 1;
     }
+    if (o_.quiet) return;
     fmt::print(out_, "opval: backend {}, policy {}, seed {}{}\n", o.backend, o.pol.to_string(), o.seed,
                o.reference ? ", judged against the reference " + o.reference->name() : "");
   }
@@ -141,29 +234,28 @@ class console_reporter final : public reporter {
   void on_result(const case_result& r) override {
     const verdict& v = r.v;
     per_op_[r.op].add(v.st);
-    // With several backends most refusals are one backend lacking a kernel the others have:
-    // counted, and listed only when verbose, so the rows show what ran.
-    if (show_backend_ && !verbose_ && !ran(r)) {
-      ++refusals_hidden_;
-      return;
-    }
-    if (!header_printed_) print_header();
-    if (show_backend_) fmt::print(out_, "{:<{}} ", r.backend, backend_width_);
-    fmt::print(out_, fmt::runtime(row_format), r.op, detail::descriptor_cell(r), r.contract,
-               detail::state_label(v.st),
-               worst_of(v, [](const metrics& m) { return m.max_ulps; }),
-               worst_of(v, [](const metrics& m) { return m.max_error_over_bound; }),
-               duration(r.times.total));
-    if (verbose_ || v.st != state::passed) explain(r);
+    failures_.add(r);
     if (ran(r)) split_.add(r.times), memory_.add(r.memory);
+    // A refusal is counted, and listed only when verbose: the rows show what ran.
+    if (!ran(r)) refusals_.add(r);
+    if (o_.quiet || (!o_.verbose && !ran(r))) return;
+    if (!header_printed_) print_header();
+    print_row(r);
+    if (o_.verbose || v.st != state::passed) explain(r);
     out_.flush();
   }
 
   void on_finish(const run_summary& s) override {
+    if (o_.quiet) {
+      fmt::print(out_, "{}{}\n", failures_.text(o_.width, o_.colour), closing_line(s));
+      out_.flush();
+      return;
+    }
     if (per_op_.size() > 1) print_per_op();
+    fmt::print(out_, "{}", refusals_.text(o_.width, o_.verbose));
     fmt::print(out_, "\n{} case{} in {}\n", s.total(), s.total() == 1 ? "" : "s", duration(s.seconds));
-    if (const std::string split = split_.line(); !split.empty()) fmt::print(out_, "{}\n", split);
-    if (const std::string memory = memory_.line(); !memory.empty()) fmt::print(out_, "{}\n", memory);
+    if (const std::string split = split_.line(); !split.empty()) fmt::print(out_, "{}", detail::wrap(split, o_.width, 2, 0));
+    if (const std::string memory = memory_.line(); !memory.empty()) fmt::print(out_, "{}", detail::wrap(memory, o_.width, 2, 0));
     if (s.mistrusted > 0) fmt::print(out_, "(of which {} mistrusted)\n", s.mistrusted);
     if (s.crashed + s.timed_out > 0)
       fmt::print(out_, "(of which {} crashed and {} timed out: their workers were replaced)\n", s.crashed,
@@ -174,15 +266,20 @@ class console_reporter final : public reporter {
     if (s.known_passed > 0)
       fmt::print(out_, "({} cases listed as known failures passed: fixed, or the list is stale)\n", s.known_passed);
     if (s.unimplemented > 0) fmt::print(out_, "(of which {} unimplemented)\n", s.unimplemented);
-    if (refusals_hidden_ > 0)
-      fmt::print(out_, "({} skipped / unimplemented (case, backend) rows not listed; --verbose lists them)\n",
-                 refusals_hidden_);
-    fmt::print(out_, "{} passed, {} failed, {} skipped\n", s.passed, s.failures(),
-               s.skipped + s.unimplemented);
+    fmt::print(out_, "{}{}\n", failures_.text(o_.width, o_.colour), closing_line(s));
     out_.flush();
   }
 
  private:
+  std::string closing_line(const run_summary& s) const {
+    const int failed = s.failures() - s.known_failed;
+    return fmt::format("{} passed, {} failed, {} skipped",
+                       s.passed > 0 ? detail::paint(std::to_string(s.passed), state::passed, o_.colour) : "0",
+                       failed > 0 ? detail::paint(std::to_string(s.failures()), state::failed, o_.colour)
+                                  : std::to_string(s.failures()),
+                       s.skipped + s.unimplemented);
+  }
+
   /// One line per op, so a long run reads at a glance.
   void print_per_op() {
     fmt::print(out_, "\nper op: {:<12} {:>7} {:>7} {:>10} {:>8} {:>13}\n", "", "passed", "failed", "mistrusted",
@@ -193,105 +290,139 @@ class console_reporter final : public reporter {
                  t.skipped, t.unimplemented);
   }
 
+  /// The columns before the problem: [backend] state err/bound ulps time.
+  std::string columns(const std::string& backend, const std::string& state_text, std::size_t state_chars,
+                      const std::string& over, const std::string& ulps, const std::string& time) const {
+    std::string line;
+    if (o_.show_backend) line += fmt::format("{:<{}} ", backend, backend_width_);
+    // Padded by its visible width: colour codes take no columns.
+    line += state_text + std::string(state_chars < state_width ? state_width - state_chars : 0, ' ');
+    line += fmt::format(" {:>{}} {:>{}} {:>{}}  ", over, number_width, ulps, number_width, time, time_width);
+    return line;
+  }
+
   void print_header() {
-    if (show_backend_) fmt::print(out_, "{:<{}} ", "BACKEND", backend_width_);
-    fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MAX ULPS",
-               "ERR/BOUND", "TIME");
+    fmt::print(out_, "{}PROBLEM\n", columns("BACKEND", "STATE", 5, "ERR/BOUND", "ULPS", "TIME"));
     header_printed_ = true;
   }
+
+  /// The row; the full problem follows on the same line when it fits the width, else on a line
+  /// of its own under it (never cut: it can be copied back as a problem).
+  void print_row(const case_result& r) {
+    const bool known = r.known_failure && is_failure(r.v.st);
+    const std::string label = detail::state_label(r.v.st) + (known ? "(known)" : "");
+    const std::string line = columns(r.backend, detail::paint(label, r.v.st, o_.colour, known), label.size(),
+                                     error_over_bound_cell(r.v), ulps_cell(r.v), duration(r.times.total));
+    const std::size_t prefix = (o_.show_backend ? backend_width_ + 1 : 0) + state_width + 3 * 1 +
+                               2 * number_width + time_width + 2;
+    const std::size_t width = static_cast<std::size_t>(o_.width);
+    if (prefix + r.descriptor.size() <= width) {
+      fmt::print(out_, "{}{}\n", line, r.descriptor);
+      return;
+    }
+    fmt::print(out_, "{}\n  {}\n", line.substr(0, line.find_last_not_of(' ') + 1), r.descriptor);
+  }
+
+  /// A line of an explanation, wrapped to the width under its indent.
+  void say(int indent, const std::string& text) { fmt::print(out_, "{}", detail::wrap(text, o_.width, indent + 2, indent)); }
 
   /// Everything a user needs to act on one case: why, where, and how to rerun it.
   void explain(const case_result& r) {
     const verdict& v = r.v;
-    if (!v.reason.empty()) fmt::print(out_, "  {}: {}\n", detail::state_label(v.st), v.reason);
+    if (!v.reason.empty()) say(2, fmt::format("{}: {}", detail::state_label(v.st), v.reason));
     if (r.known_failure)
-      fmt::print(out_, "  known failure{}{} (listed: does not fail the run)\n", r.known_failure->empty() ? "" : ": ",
-                 *r.known_failure);
+      say(2, fmt::format("known failure{}{} (listed: does not fail the run)", r.known_failure->empty() ? "" : ": ",
+                         *r.known_failure));
     if (v.st == state::skipped || v.st == state::unimplemented) return;
-    if (verbose_) {
-      fmt::print(out_, "  descriptor: {}\n", r.descriptor);
-      fmt::print(out_, "  backend {}{}{}; policy {}\n", r.backend,
-                 r.backend_version.empty() ? "" : " " + r.backend_version,
-                 r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")",
-                 v.policy + (v.policy_note.empty() ? "" : " (" + v.policy_note + ")"));
-      if (!r.exec.actual_contract.empty())
-        fmt::print(out_, "  actual contract: {}\n", r.exec.actual_contract);
+    if (o_.verbose) {
+      say(2, fmt::format("backend {}{}{}; policy {}", r.backend, r.backend_version.empty() ? "" : " " + r.backend_version,
+                         r.exec.implementation.empty() ? "" : " (" + r.exec.implementation + ")",
+                         v.policy + (v.policy_note.empty() ? "" : " (" + v.policy_note + ")")));
+      if (!r.exec.actual_contract.empty()) say(2, "actual contract: " + r.exec.actual_contract);
       const case_timings& t = r.times;
       // Judged tensors (opval judge) had no fill and no kernel run: neither times nor memory.
       const bool kernel_ran = r.not_applicable.empty();
       if (kernel_ran)
-        fmt::print(out_, "  time: fill {} prepare {} execute {}{} reference {} bound {} compare {}\n",
-                   duration(t.fill), duration(t.prepare), duration(t.execute),
-                   t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "",
-                   duration(t.reference), duration(t.bound), duration(t.compare));
+        say(2, fmt::format("time: fill {} prepare {} execute {}{} reference {} bound {} compare {}", duration(t.fill),
+                           duration(t.prepare), duration(t.execute),
+                           t.device_kernel >= 0 ? " (device " + duration(t.device_kernel) + ")" : "",
+                           duration(t.reference), duration(t.bound), duration(t.compare)));
       else
-        fmt::print(out_, "  time: reference {} bound {} compare {}\n", duration(t.reference), duration(t.bound),
-                   duration(t.compare));
-      if (kernel_ran) fmt::print(out_, "  memory: {}\n", memory_text(r.memory));
+        say(2, fmt::format("time: reference {} bound {} compare {}", duration(t.reference), duration(t.bound),
+                           duration(t.compare)));
+      if (kernel_ran) say(2, "memory: " + memory_text(r.memory));
     }
-    if (!r.observed_note.empty()) fmt::print(out_, "  observed precision: {}\n", r.observed_note);
-    if (!r.reference_note.empty()) fmt::print(out_, "  reference: {}\n", r.reference_note);
-    if (!r.not_applicable.empty()) fmt::print(out_, "  not applicable: {}\n", r.not_applicable);
+    if (!r.observed_note.empty()) say(2, "observed precision: " + r.observed_note);
+    if (!r.reference_note.empty()) say(2, "reference: " + r.reference_note);
+    if (!r.not_applicable.empty()) say(2, "not applicable: " + r.not_applicable);
     for (const output_verdict& o : v.outputs) explain(o, v.reason);
+    // Whole, on one line, however long: it is copied as it is.
     fmt::print(out_, "  repro: {}\n", repro_of(r));
   }
 
-  /// One output; its reason is omitted when the case line above already gave it.
+  /// One output; its reason is omitted when the case line above already gave it. Its bound
+  /// formula only where it failed (or verbose): the formula is what to read when it decided.
   void explain(const output_verdict& o, const std::string& case_reason) {
     const metrics& m = o.m;
-    fmt::print(out_, "  output {}: {}{}\n", o.name, detail::state_label(o.st),
-               o.reason.empty() || o.reason == case_reason ? "" : " - " + o.reason);
-    if (!o.bound.empty()) fmt::print(out_, "    bound: {}\n", o.bound);
-    fmt::print(out_,
-               "    max |err| {}  max rel {}  max ulps {}  p99 ulps {}  err/bound max {} median {}"
-               "  beyond bound {}/{}\n",
-               compact(m.max_abs_error), compact(m.max_rel_error), compact(m.max_ulps),
-               compact(m.p99_ulps), compact(m.max_error_over_bound),
-               compact(m.median_error_over_bound), m.beyond_bound, m.count);
+    say(2, fmt::format("output {}: {}{}", o.name, detail::state_label(o.st),
+                       o.reason.empty() || o.reason == case_reason ? "" : " - " + o.reason));
+    if (!o.bound.empty() && (o_.verbose || o.st != state::passed)) say(4, "bound: " + o.bound);
+    say(4, fmt::format("err/bound max {} median {}  beyond bound {}/{}  max |err| {}  max rel {}", compact(m.max_error_over_bound),
+                       compact(m.median_error_over_bound), m.beyond_bound, m.count, compact(m.max_abs_error),
+                       compact(m.max_rel_error)));
+    // ULPs of elements near zero mean nothing (see metrics::max_significant_ulps): both shown.
+    say(4, fmt::format("ulps: max {} where |expected| exceeds its bound ({} of {} elements); max {} p99 {} over all",
+                       compact(m.max_significant_ulps), m.ref_significant, m.count, compact(m.max_ulps),
+                       compact(m.p99_ulps)));
     if (m.nan_mismatch || m.inf_mismatch || m.neg_zero_mismatch)
-      fmt::print(out_, "    mismatches: nan {} inf {} -0 {}\n", m.nan_mismatch, m.inf_mismatch,
-                 m.neg_zero_mismatch);
-    if (verbose_) explain_distribution(m);
-    if (m.bias.biased || (verbose_ && m.bias.has_power))
-      fmt::print(out_, "    bias: {}mean sign-relative {} ulp (z {}), mean {} ulp (z {}) over {}{}\n",
-                 m.bias.biased ? "BIASED " : "", compact(m.bias.sign_relative_mean),
-                 compact(m.bias.sign_relative_z), compact(m.bias.plain_mean),
-                 compact(m.bias.plain_z), m.bias.eligible,
-                 m.bias.note.empty() ? "" : "; " + m.bias.note);
-    if (m.got_all_zero) fmt::print(out_, "    output is all zero\n");
-    else if (m.got_constant) fmt::print(out_, "    output is constant\n");
+      say(4, fmt::format("mismatches: nan {} inf {} -0 {}", m.nan_mismatch, m.inf_mismatch, m.neg_zero_mismatch));
+    if (o_.verbose) explain_distribution(m);
+    if (m.bias.biased || (o_.verbose && m.bias.has_power))
+      say(4, fmt::format("bias: {}mean sign-relative {} ulp (z {}), mean {} ulp (z {}) over {}{}",
+                         m.bias.biased ? "BIASED " : "", compact(m.bias.sign_relative_mean),
+                         compact(m.bias.sign_relative_z), compact(m.bias.plain_mean), compact(m.bias.plain_z),
+                         m.bias.eligible, m.bias.note.empty() ? "" : "; " + m.bias.note));
+    if (m.got_all_zero) say(4, "output is all zero");
+    else if (m.got_constant) say(4, "output is constant");
     if (!m.worst.empty()) explain_worst(m);
   }
 
   void explain_distribution(const metrics& m) {
-    fmt::print(out_, "    mean |err| {}  mean rel {}  mean signed {}  p50 ulps {}  cosine {}\n",
-               compact(m.mean_abs_error), compact(m.mean_rel_error), compact(m.mean_signed_error),
-               compact(m.p50_ulps), fmt::format("{:.9f}", m.cosine_similarity));
+    say(4, fmt::format("mean |err| {}  mean rel {}  mean signed {}  p50 ulps {}  cosine {}", compact(m.mean_abs_error),
+                       compact(m.mean_rel_error), compact(m.mean_signed_error), compact(m.p50_ulps),
+                       fmt::format("{:.9f}", m.cosine_similarity)));
     if (m.ulp_histogram.empty()) return;
     constexpr std::size_t edges = std::size(ulp_bin_edges);
-    std::string hist;
+    std::string hist = "ulp histogram:";
     for (std::size_t i = 0; i < m.ulp_histogram.size(); ++i)
       hist += i < edges ? fmt::format(" <={}:{}", compact(ulp_bin_edges[i]), m.ulp_histogram[i])
                         : fmt::format(" >{}:{}", compact(ulp_bin_edges[edges - 1]), m.ulp_histogram[i]);
-    fmt::print(out_, "    ulp histogram:{}\n", hist);
+    say(4, hist);
   }
 
+  /// The worst elements by err/bound; the expected value to 17 digits where the width allows
+  /// (every bit of the fp64 reference), else to 10.
   void explain_worst(const metrics& m) {
+    std::size_t index_width = 5;
+    for (const worst_element& w : m.worst) index_width = std::max(index_width, detail::index_string(w.index).size());
+    const bool wide = o_.width >= static_cast<int>(index_width) + 100;
+    const int value_width = wide ? 24 : 17;
     fmt::print(out_, "    worst elements:\n");
-    fmt::print(out_, "      {:<16} {:>24} {:>24} {:>11} {:>11} {:>9}\n", "index", "expected", "got",
-               "|err|", "bound", "ulps");
+    fmt::print(out_, "      {:<{}} {:>{}} {:>{}} {:>9} {:>9} {:>9}\n", "index", index_width, "expected", value_width,
+               "got", value_width, "|err|", "bound", "ulps");
     for (const worst_element& w : m.worst)
-      fmt::print(out_, "      {:<16} {:>24} {:>24} {:>11} {:>11} {:>9}\n", detail::index_string(w.index),
-                 fmt::format("{:.17g}", w.expected), fmt::format("{:.9g}", w.got),
-                 compact(w.abs_error), w.bound > 0 ? compact(w.bound) : "-", compact(w.ulps));
+      fmt::print(out_, "      {:<{}} {:>{}} {:>{}} {:>9} {:>9} {:>9}\n", detail::index_string(w.index), index_width,
+                 wide ? fmt::format("{:.17g}", w.expected) : fmt::format("{:.10g}", w.expected), value_width,
+                 fmt::format("{:.9g}", w.got), value_width, compact(w.abs_error), w.bound > 0 ? compact(w.bound) : "-",
+                 compact(w.ulps));
   }
 
   std::ostream& out_;
-  bool verbose_;
-  bool show_backend_;
-  std::size_t backend_width_ = 12;
+  console_options o_;
+  std::size_t backend_width_ = 7;
   std::map<std::string, run_summary> per_op_;
-  int refusals_hidden_ = 0;
+  refusal_counts refusals_;
+  failure_summary failures_;
   time_split split_;
   memory_summary memory_;
   bool header_printed_ = false;
@@ -299,9 +430,8 @@ class console_reporter final : public reporter {
 
 }  // namespace
 
-std::unique_ptr<reporter> make_console_reporter(std::ostream& out, bool verbose,
-                                                bool show_backend) {
-  return std::make_unique<console_reporter>(out, verbose, show_backend);
+std::unique_ptr<reporter> make_console_reporter(std::ostream& out, const console_options& options) {
+  return std::make_unique<console_reporter>(out, options);
 }
 
 }  // namespace opval

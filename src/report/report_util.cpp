@@ -2,6 +2,7 @@
 #include "report/report_util.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -49,6 +50,58 @@ std::string index_string(const dims& index) {
     s += std::to_string(index[i]);
   }
   return s + "]";
+}
+
+std::string compact(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{:.3g}", x);
+}
+
+std::string duration(double seconds) {
+  if (seconds < 1) return fmt::format("{:.1f}ms", seconds * 1e3);
+  return fmt::format("{:.2f}s", seconds);
+}
+
+std::string wrap(std::string_view text, int width, int indent, int first_indent) {
+  std::string out;
+  std::size_t line = 0;  // columns on the current line, its indent included
+  bool line_has_words = false;
+  auto start_line = [&](int spaces) {
+    out.append(static_cast<std::size_t>(spaces), ' ');
+    line = static_cast<std::size_t>(spaces);
+    line_has_words = false;
+  };
+  start_line(first_indent);
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    if (line_has_words && line + 1 + word.size() > static_cast<std::size_t>(width)) {
+      out += '\n';
+      start_line(indent);
+    }
+    if (line_has_words) out += ' ', ++line;
+    out += word;
+    line += word.size();
+    line_has_words = true;
+  }
+  out += '\n';
+  return out;
+}
+
+std::string paint(std::string_view text, state s, bool colour, bool known) {
+  if (!colour) return std::string(text);
+  const char* code = "33";  // yellow: refused, or a known failure
+  if (!known) switch (s) {
+      case state::passed: code = "32"; break;
+      case state::failed: case state::crash: case state::timeout: code = "1;31"; break;
+      case state::mistrusted: code = "35"; break;
+      case state::skipped: case state::unimplemented: break;
+    }
+  return fmt::format("\033[{}m{}\033[0m", code, text);
 }
 
 }  // namespace opval::detail

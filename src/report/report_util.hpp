@@ -15,5 +15,16 @@ std::string descriptor_cell(const case_result& r);
 std::string state_label(state s);
 /// "[3,17]" for a multi-index.
 std::string index_string(const dims& index);
+/// Three significant digits: "0.123", "4.1e+08"; "nan", "inf", "-inf".
+std::string compact(double x);
+/// "2.9ms" below a second, "1.25s" above.
+std::string duration(double seconds);
+/// `text` broken at spaces into lines of at most `width` columns, each starting with `indent`
+/// spaces (the first with `first_indent`) and ending with '\n'. A word longer than a line is
+/// kept whole: a path or a command is never cut.
+std::string wrap(std::string_view text, int width, int indent, int first_indent);
+/// `text` in the ANSI colour of the state (green passed, red failed, crashed or timed out,
+/// magenta mistrusted, yellow refused or a known failure) when `colour`, else as it is.
+std::string paint(std::string_view text, state s, bool colour, bool known = false);
 
 }  // namespace opval::detail

@@ -1,5 +1,6 @@
 // Several backends on the same problems and inputs: one row per problem, one column per
-// backend, so a kernel that differs from its peers stands out without reading every row.
+// backend (state and err/bound), so a kernel that differs from its peers stands out without
+// reading every row.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,42 +16,18 @@
 namespace opval {
 namespace {
 
-constexpr std::size_t max_descriptor_width = 60;
-
-std::string compact(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  return fmt::format("{:.3g}", x);
-}
-
-/// State, largest ULP error over the outputs, and the sign-relative bias mean of the output
-/// where it is largest in magnitude, among outputs whose bias test had power.
+/// State and the largest err/bound over the outputs, the figure each verdict is decided by.
 std::string cell(const case_result& r) {
   std::string text = std::string(detail::state_label(r.v.st)) + (r.known_failure && is_failure(r.v.st) ? "(known)" : "");
-  if (r.v.st == state::skipped || r.v.st == state::unimplemented || r.v.outputs.empty())
-    return text;
-  double ulps = 0;
-  bool any_bias = false;
-  double bias = 0;
-  for (const output_verdict& o : r.v.outputs) {
-    ulps = std::max(ulps, o.m.max_ulps);
-    if (!o.m.bias.has_power) continue;
-    if (!any_bias || std::abs(o.m.bias.sign_relative_mean) > std::abs(bias))
-      bias = o.m.bias.sign_relative_mean;
-    any_bias = true;
-  }
-  if (!any_bias) return fmt::format("{} {}ulp", text, compact(ulps));
-  return fmt::format("{} {}ulp bias={}", text, compact(ulps), compact(bias));
-}
-
-std::string cut(const std::string& s, std::size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
+  if (r.v.st == state::skipped || r.v.st == state::unimplemented || r.v.outputs.empty()) return text;
+  double over = 0;
+  for (const output_verdict& o : r.v.outputs) over = std::max(over, o.m.max_error_over_bound);
+  return fmt::format("{} {}", text, detail::compact(over));
 }
 
 class side_by_side_reporter final : public reporter {
  public:
-  explicit side_by_side_reporter(std::ostream& out) : out_(out) {}
+  side_by_side_reporter(std::ostream& out, int width) : out_(out), width_(static_cast<std::size_t>(width)) {}
 
   void on_result(const case_result& r) override {
     if (std::find(backends_.begin(), backends_.end(), r.backend) == backends_.end())
@@ -69,16 +46,20 @@ class side_by_side_reporter final : public reporter {
 
   void on_finish(const run_summary&) override {
     if (backends_.size() < 2) return;
-    std::size_t label_width = std::string_view("side by side").size();
-    for (const row& w : rows_) label_width = std::max(label_width, w.descriptor.size());
-    label_width = std::min(label_width, max_descriptor_width);
     std::vector<std::size_t> widths;
+    std::size_t cells_width = 0;
     for (const std::string& b : backends_) {
       std::size_t width = b.size();
       for (const row& w : rows_)
         if (auto c = w.cells.find(b); c != w.cells.end()) width = std::max(width, c->second.size());
       widths.push_back(width);
+      cells_width += gap + width;
     }
+    // The problems' column takes what the cells leave of the width; a problem longer than that
+    // gets a line of its own above its cells (whole: it can be copied back).
+    std::size_t label_width = std::string_view("side by side").size();
+    for (const row& w : rows_) label_width = std::max(label_width, w.descriptor.size());
+    label_width = std::min(label_width, width_ > cells_width + 12 ? width_ - cells_width : 12);
     fmt::print(out_, "\n");
     print_row("side by side", backends_, label_width, widths);
     std::size_t single = 0;
@@ -92,7 +73,12 @@ class side_by_side_reporter final : public reporter {
         auto c = w.cells.find(b);
         cells.push_back(c == w.cells.end() ? "-" : c->second);
       }
-      print_row(cut(w.descriptor, label_width), cells, label_width, widths);
+      if (w.descriptor.size() > label_width) {
+        fmt::print(out_, "{}\n", w.descriptor);
+        print_row("", cells, label_width, widths);
+      } else {
+        print_row(w.descriptor, cells, label_width, widths);
+      }
     }
     if (single > 0)
       fmt::print(out_, "({} problem{} passed on one backend and refused by the others: not shown)\n", single,
@@ -114,7 +100,7 @@ class side_by_side_reporter final : public reporter {
                  std::size_t label_width, const std::vector<std::size_t>& widths) {
     std::string line = fmt::format("{:<{}}", label, label_width);
     for (std::size_t i = 0; i < cells.size(); ++i)
-      line += fmt::format("   {:<{}}", cells[i], widths[i]);
+      line += fmt::format("{:{}}{:<{}}", "", gap, cells[i], widths[i]);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     fmt::print(out_, "{}\n", line);
   }
@@ -130,7 +116,10 @@ class side_by_side_reporter final : public reporter {
   // the others refused it.
   static bool ran_on_fewer_than_two(const row& w) { return w.ran < 2 && !w.failure; }
 
+  static constexpr std::size_t gap = 3;  ///< spaces before each backend's column
+
   std::ostream& out_;
+  std::size_t width_;
   std::vector<std::string> backends_;  ///< in the order they first reported
   std::vector<row> rows_;              ///< in the order problems first reported
   std::map<std::string, run_summary> totals_;
@@ -138,8 +127,8 @@ class side_by_side_reporter final : public reporter {
 
 }  // namespace
 
-std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out) {
-  return std::make_unique<side_by_side_reporter>(out);
+std::unique_ptr<reporter> make_side_by_side_reporter(std::ostream& out, int width) {
+  return std::make_unique<side_by_side_reporter>(out, width);
 }
 
 }  // namespace opval

@@ -277,7 +277,8 @@ TEST(FlashAttention, ClaimedContractsPassAcrossKeyBlocksAndMasks) {
 
 TEST(FlashAttentionCli, PassesTheAttentionSuitesOnTheContractsItClaims) {
   for (const char* tag : {"smoke", "regression"}) {
-    cli_result r = opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION, "--op", "attention", "--tag", tag});
+    // --verbose lists each refusal with its reason (without, they are counted per reason).
+    cli_result r = opval_cli({"run", "--plugin", OPVAL_FLASH_ATTENTION, "--op", "attention", "--tag", tag, "--verbose"});
     EXPECT_EQ(r.code, 0) << tag << "\n" << r.out << r.err;
     const run_counts c = closing_counts(r.out);
     EXPECT_EQ(c.failed, 0) << r.out;

@@ -244,7 +244,7 @@ inline void plugin_metadata(std::span<const std::uint8_t> data) {
     r.v.reason = e.what();
   }
   std::ostringstream sink;
-  auto console = make_console_reporter(sink, true, true);
+  auto console = make_console_reporter(sink, {.verbose = true, .show_backend = true});
   console->on_result(r);
   sink << to_json_line(r);
 }

@@ -31,6 +31,7 @@
 #include "core/shell_quote.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
+#include "report/terminal.hpp"
 
 namespace {
 
@@ -342,7 +343,7 @@ int opval_main(int argc, char** argv) {
   }
   for (const auto& [command, plan] :
        {std::pair{run, &run_plan_}, {repro, &repro_plan_}, {bench, &bench_plan_}, {judge, &judge_plan_}})
-    if (*command) check_timeout_applies(*command, *plan);
+    if (*command) check_timeout_applies(*command, *plan), plan->console = detect_console_style();
   if (*bench) return bench_plan(bench_plan_, std::cout);
   if (*run) {
     run_plan_.command = command_line(argc, argv);
