@@ -142,8 +142,9 @@ class refusal_counts {
   /// frequent first, at most `shown` reasons per backend; empty when nothing was refused.
   std::string text(int width, bool listed) const {
     if (total_ == 0) return {};
-    std::string out = fmt::format("\nnot run: {} (case, backend) pair{} refused, by backend and reason{}:\n", total_,
-                                  total_ == 1 ? "" : "s", listed ? "" : " (--verbose lists them)");
+    std::string out = "\n" + detail::wrap(fmt::format("not run: {} (case, backend) pair{} refused, by backend and reason{}:",
+                                                    total_, total_ == 1 ? "" : "s", listed ? "" : " (--verbose lists them)"),
+                                        width, 2, 0);
     std::vector<std::string> backends;
     for (const group& g : groups_)
       if (std::find(backends.begin(), backends.end(), std::get<0>(g.key)) == backends.end())
@@ -401,20 +402,22 @@ class console_reporter final : public reporter {
   }
 
   /// The worst elements by err/bound; the expected value to 17 digits where the width allows
-  /// (every bit of the fp64 reference), else to 10.
+  /// (every bit of the fp64 reference), else to 10, else to 7.
   void explain_worst(const metrics& m) {
-    std::size_t index_width = 5;
-    for (const worst_element& w : m.worst) index_width = std::max(index_width, detail::index_string(w.index).size());
-    const bool wide = o_.width >= static_cast<int>(index_width) + 100;
-    const int value_width = wide ? 24 : 17;
+    int index_width = 5;
+    for (const worst_element& w : m.worst)
+      index_width = std::max(index_width, static_cast<int>(detail::index_string(w.index).size()));
+    // Two value columns share what the indent (6), the index and the three numbers (10 each) leave.
+    const int value_width = std::clamp((o_.width - 6 - index_width - 2 - 30) / 2, 14, 24);
+    const int digits = value_width >= 24 ? 17 : value_width >= 17 ? 10 : 7;
     fmt::print(out_, "    worst elements:\n");
     fmt::print(out_, "      {:<{}} {:>{}} {:>{}} {:>9} {:>9} {:>9}\n", "index", index_width, "expected", value_width,
                "got", value_width, "|err|", "bound", "ulps");
     for (const worst_element& w : m.worst)
       fmt::print(out_, "      {:<{}} {:>{}} {:>{}} {:>9} {:>9} {:>9}\n", detail::index_string(w.index), index_width,
-                 wide ? fmt::format("{:.17g}", w.expected) : fmt::format("{:.10g}", w.expected), value_width,
-                 fmt::format("{:.9g}", w.got), value_width, compact(w.abs_error), w.bound > 0 ? compact(w.bound) : "-",
-                 compact(w.ulps));
+                 fmt::format("{:.{}g}", w.expected, digits), value_width,
+                 fmt::format("{:.{}g}", w.got, std::min(digits, 9)), value_width, compact(w.abs_error),
+                 w.bound > 0 ? compact(w.bound) : "-", compact(w.ulps));
   }
 
   std::ostream& out_;

@@ -20,10 +20,11 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// "7s", "2m05s", "1h04m" into `out`.
+/// "0.4s", "7s", "2m05s", "1h04m" into `out`.
 void format_span(double seconds, char* out, std::size_t size) {
   const long s = static_cast<long>(seconds + 0.5);
-  if (s < 60) std::snprintf(out, size, "%lds", s);
+  if (seconds < 9.95) std::snprintf(out, size, "%.1fs", seconds);
+  else if (s < 60) std::snprintf(out, size, "%lds", s);
   else if (s < 3600) std::snprintf(out, size, "%ldm%02lds", s / 60, s % 60);
   else std::snprintf(out, size, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
 }
