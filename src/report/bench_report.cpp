@@ -202,7 +202,9 @@ std::string bench_csv_row(const bench_result& r) {
 }
 
 bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o) {
-  fmt::print(out, "opval bench compare: a change beyond +-{:g}% with Mann-Whitney p < {:g} is faster or slower\n",
+  fmt::print(out,
+             "opval bench compare: a change beyond +-{:g}% with Mann-Whitney p < {:g}, wider than either side's "
+             "repetitions spread, and with no load or noise warning on either side, is faster or slower\n",
              100 * o.threshold, o.alpha);
   constexpr const char* format = "{:<56} {:<10} {:>9} {:>9} {:>22} {:>8}  {}\n";
   fmt::print(out, fmt::runtime(format), "DESCRIPTOR", "BACKEND", "BASE", "NEW", "RATIO [95% CI]", "P", "VERDICT");
@@ -218,6 +220,7 @@ bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases
     fmt::print(out, fmt::runtime(format), descriptor, c.backend, time_text(ch.base_median), time_text(ch.new_median),
                fmt::format("{:.3f} [{:.3f}, {:.3f}]", ch.ratio_point, ch.ratio.low, ch.ratio.high),
                fmt::format("{:.2g}", ch.test.p_value), to_string(ch.verdict));
+    if (!ch.noisy_because.empty()) fmt::print(out, "  too noisy: {}\n", ch.noisy_because);
     ++counts[std::string(to_string(ch.verdict))];
   }
   fmt::print(out, "{} slower, {} faster, {} same, {} too noisy to tell, {} not compared\n", counts["slower"],
