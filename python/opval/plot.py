@@ -135,7 +135,7 @@ def speedup_figure(timed: list[dict]):
         return None
     fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
-    for key, by_threads in sorted(groups.items()):
+    for key, by_threads in groups.items():  # in the records' order: sizes ascending as swept
         threads = sorted(by_threads)
         base = threads[0]
         ax.plot(threads, [by_threads[base] / by_threads[t] for t in threads], marker="o", label=key)
@@ -176,18 +176,21 @@ def hierarchy_problems(peaks: dict, thread_counts: list[int]) -> list[str]:
     return problems
 
 
-def roofs(peaks: dict, threads: int, low: float, high: float) -> list[tuple[str, list[float], list[float]]]:
+def roofs(peaks: dict, threads: int, low: float, high: float,
+          types: set[str] | None = None) -> list[tuple[str, list[float], list[float]]]:
     """The roofs at `threads` threads over intensities [low, high], each (label, xs, ys): every
-    level's bandwidth line, clipped where it meets the highest compute peak, then every type's
-    compute peak, from where it meets the fastest bandwidth."""
-    top = max(at_threads(f, threads) for f in peaks["gflops"].values())
+    level's bandwidth line, clipped where it meets the highest compute peak, then the compute
+    peak of each of `types` (all when None), highest first, from where it meets the fastest
+    bandwidth."""
+    gflops = {k: v for k, v in peaks["gflops"].items() if types is None or k in types} or peaks["gflops"]
+    top = max(at_threads(f, threads) for f in gflops.values())
     fastest = max(at_threads(level["triad_gbs"], threads) for level in peaks["levels"])
     lines = []
     for level in peaks["levels"]:
         bandwidth = at_threads(level["triad_gbs"], threads)
         ridge = min(top / bandwidth, high)
         lines.append((f"{level['name']} {bandwidth:.3g} GB/s", [low, ridge], [bandwidth * low, bandwidth * ridge]))
-    for kind, figure in sorted(peaks["gflops"].items()):
+    for kind, figure in sorted(gflops.items(), key=lambda item: -at_threads(item[1], threads)):
         peak = at_threads(figure, threads)
         lines.append((f"{kind} FMA {peak:.4g}", [max(peak / fastest, low), high], [peak, peak]))
     return lines
@@ -209,19 +212,27 @@ def roofline_figure(timed: list[dict], peaks: dict):
 
     placed = [r for r in timed if r["timing"]["intensity"] > 0]
     counts = sorted({r["timing"]["threads"] for r in placed}) or [peaks["threads"]]
+    # The peaks of the types the results were placed under (opval bench records them), so that
+    # the bandwidths stop at the roof that applies; every type's when no record says.
+    types = {(r["timing"].get("roofline") or {}).get("peak_type") for r in placed} - {None} or None
     intensities = [r["timing"]["intensity"] for r in placed]
     low = min(intensities + [0.1]) / 4
     high = max(intensities + [10.0]) * 4
     fig = Figure(figsize=(8 * len(counts), 6))
     axes = fig.subplots(1, len(counts), squeeze=False)[0]
     for ax, threads in zip(axes, counts):
-        lines = roofs(peaks, threads, low, high)
+        lines = roofs(peaks, threads, low, high, types)
+        last_peak = None
         for label, xs, ys in lines:
             compute = "FMA" in label
             ax.plot(xs, ys, "-" if compute else "--", linewidth=1, color="grey" if compute else None, label=label)
-            # The label at the line's end: on the right for a peak, at the ridge for a bandwidth.
+            # A bandwidth's label where its line starts, a peak's at its right end: above the
+            # line, or below it when the previous peak is within 15% (their labels would overlap).
+            close = compute and last_peak is not None and max(ys[1], last_peak) / min(ys[1], last_peak) < 1.15
             ax.annotate(label, (xs[1], ys[1]) if compute else (xs[0], ys[0]), ha="right" if compute else "left",
-                        va="bottom", fontsize="x-small")
+                        va="top" if close else "bottom", fontsize="x-small")
+            if compute:
+                last_peak = None if close else ys[1]
         by_backend: dict[str, list[dict]] = defaultdict(list)
         for r in placed:
             if r["timing"]["threads"] == threads:
@@ -236,7 +247,8 @@ def roofline_figure(timed: list[dict], peaks: dict):
         ax.set_yscale("log")
         ax.set_xlim(low, high)
         top = max([ys[1] for _, _, ys in lines] + [r["timing"]["gflops"] for r in placed])
-        ax.set_ylim(min([ys[0] for _, _, ys in lines] + [top / 1e4]), top * 3)
+        ax.set_ylim(min([ys[0] for _, _, ys in lines] + [r["timing"]["gflops"] / 2 for r in placed] + [top / 1e4]),
+                    top * 3)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("GFLOP/s")
         ax.set_title(f"{threads} thread{'s' if threads != 1 else ''}: roofs at {threads} thread{'s' if threads != 1 else ''}")

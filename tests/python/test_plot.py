@@ -144,6 +144,19 @@ def test_the_roofline_has_a_panel_per_thread_count_and_labels_every_point():
         texts = {t.get_text() for t in ax.texts}
         assert {"n=64", "n=128", "n=256"} <= texts
         assert "L2 100 GB/s" in texts if threads == 2 else "L2 50 GB/s" in texts
+        low, high = ax.get_ylim()
+        assert all(low < y < high for y in expected), "no point falls off the panel"
+
+
+def test_the_roofline_draws_the_peaks_its_results_were_placed_under():
+    p = peaks() | {"gflops": {"f32": {"one": 100, "all": 200}, "int8": {"one": 400, "all": 800}}}
+    assert {label.split()[0] for label, _, _ in roofs(p, 1, 0.01, 1000)} == {"L2", "DRAM", "int8", "f32"}
+    lines = roofs(p, 1, 0.01, 1000, {"f32"})
+    assert [label for label, _, _ in lines] == ["L2 50 GB/s", "DRAM 10 GB/s", "f32 FMA 100"]
+    assert max(lines[0][2]) == pytest.approx(100), "clipped at f32's peak, not int8's"
+    placed = [r | {"timing": r["timing"] | {"roofline": {"peak_type": "f32"}}} for r in sweep_records()]
+    texts = {t.get_text() for ax in roofline_figure(placed, p).axes for t in ax.texts}
+    assert "f32 FMA 100" in texts and not any(t.startswith("int8") for t in texts)
 
 
 def test_an_impossible_hierarchy_draws_no_roofline(tmp_path):
