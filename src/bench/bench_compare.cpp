@@ -156,7 +156,7 @@ case_change compare_sides(const compare_side& base, const compare_side& next, co
   }
   std::vector<std::string> reasons;
   if (!beyond)
-    reasons.push_back(fmt::format("the ratio's interval [{:.3g}, {:.3g}] reaches within 1 +- {:g}%", c.ratio.low,
+    reasons.push_back(fmt::format("the ratio's interval [{:.3f}, {:.3f}] reaches within 1 +- {:g}%", c.ratio.low,
                                   c.ratio.high, 100 * o.threshold));
   else if (!significant)
     reasons.push_back(fmt::format("the Mann-Whitney test cannot tell (p = {:.2g}, alpha {:g})", c.test.p_value, o.alpha));
