@@ -29,17 +29,31 @@ struct case_change {
   double ratio_point = 0;    ///< new_median / base_median
   rank_test_result test;     ///< over the per-repetition medians
   change_verdict verdict = change_verdict::too_noisy;
-  std::string why;           ///< "ratio 0.81 [0.80, 0.82], p = 1.1e-05"
+  std::string why;           ///< "ratio 0.81 [0.80, 0.82], Mann-Whitney p = 1.1e-05"
+  std::string noisy_because; ///< when too noisy: each reason, "; "-separated
 };
 
-/// The verdict for one case from its two series of per-call times:
-/// - slower / faster: the ratio's interval lies wholly beyond 1 +- threshold and the test
-///   rejects "no shift" at alpha;
+/// One side of a comparison: a case's per-call times, the medians of its own repetitions
+/// (opval bench --repetitions; may be empty), and the warnings recorded with it that say its
+/// figure depends on when it was taken (other load on the machine, the case's noise warnings).
+struct compare_side {
+  std::span<const double> values;
+  std::span<const double> repetitions = {};
+  std::vector<std::string> warnings = {};
+};
+
+/// The verdict for one case from its two sides:
+/// - slower / faster: the ratio's interval lies wholly beyond 1 +- threshold, the test
+///   rejects "no shift" at alpha, neither side recorded a warning, and the change is wider
+///   than the spread (max / min) of either side's repetition medians;
 /// - same: the interval lies wholly within 1 +- threshold;
-/// - too noisy: anything else (the interval straddles a threshold, or the test cannot tell).
-/// The test runs on the per-repetition medians when both sides have 3 or more (opval bench
-/// --repetitions), else on the medians of o.repetitions consecutive chunks of each series.
-/// Throws opval::error when a series has fewer than 2 samples.
+/// - too noisy: anything else, each reason in `noisy_because`.
+/// The test (and the spread) use the per-repetition medians when both sides have 3 or more
+/// (opval bench --repetitions), else the medians of o.repetitions consecutive chunks of each
+/// series. Throws opval::error when a series has fewer than 2 samples.
+case_change compare_sides(const compare_side& base, const compare_side& next, const compare_options& o = {});
+
+/// compare_sides of two series that recorded no warnings.
 case_change compare_series(std::span<const double> base, std::span<const double> next, const compare_options& o = {},
                            std::span<const double> base_repetitions = {}, std::span<const double> next_repetitions = {});
 

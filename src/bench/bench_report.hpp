@@ -57,7 +57,8 @@ std::unique_ptr<bench_reporter> make_bench_junit_reporter(std::ostream& out);
 std::unique_ptr<bench_reporter> make_bench_csv_reporter(std::ostream& out);
 
 /// The table of `opval bench compare`: one row per case (base and new medians, the ratio
-/// with its interval, the test's p-value, the verdict, or why it was not compared), then
+/// with its interval, the test's p-value, the verdict, or why it was not compared; why a case
+/// is too noisy to tell under its row), then
 /// `N slower, N faster, N same, N too noisy to tell, N not compared`. Returns false when a
 /// case is slower (the exit code's rule for CI gating).
 bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o);

@@ -132,7 +132,8 @@ bench_options bench_options_of(const bench_settings& s, const run_options& check
   return b;
 }
 
-/// `opval bench --machine`: the peaks, as a table, saved for later runs.
+/// `opval bench --machine`: the peaks, as a table, saved for later runs once they pass the
+/// hierarchy check; exit 1 when they never do.
 int measure_machine(const bench_settings& s, std::ostream& out) {
   check_writable(s.machine_file);
   peak_options po;
@@ -142,23 +143,7 @@ int measure_machine(const bench_settings& s, std::ostream& out) {
                                   : std::string("4 x the last-level cache each"));
   for (const std::string& w : capture_environment().warnings) out << "opval bench --machine: warning: " << w << '\n';
   out << std::flush;
-  const machine_peaks p = measure_machine_peaks(po);
-  out << fmt::format("{}; {}; {} threads\n", p.measured_on(), p.isa, p.threads);
-  out << fmt::format("{:<14} {:>12} {:>12}\n", "PEAK", "1 THREAD", fmt::format("{} THREADS", p.threads));
-  for (const auto& [type, figure] : p.gflops)
-    out << fmt::format("{:<14} {:>12.4g} {:>12.4g}  {}\n", type + " FMA", figure.one, figure.all,
-                       type == "int8" ? "GOP/s" : "GFLOP/s");
-  for (const memory_level& level : p.levels) {
-    const std::string size = level.bytes_per_cpu ? fmt::format("{} KiB per CPU", level.bytes_per_cpu >> 10)
-                                                 : fmt::format("arrays of {} MiB", p.stream_array_bytes >> 20);
-    out << fmt::format("{:<14} {:>12.4g} {:>12.4g}  GB/s ({})\n", level.name + " copy", level.copy_gbs.one,
-                       level.copy_gbs.all, size);
-    out << fmt::format("{:<14} {:>12.4g} {:>12.4g}  GB/s\n", level.name + " triad", level.triad_gbs.one,
-                       level.triad_gbs.all);
-  }
-  save_machine_peaks(p, s.machine_file);
-  out << "saved to " << s.machine_file << '\n';
-  return 0;
+  return measure_and_save_peaks(po, s.machine_file, out, [&] { return measure_machine_peaks(po); }) ? 0 : 1;
 }
 
 /// The bench's environment (its backends' versions included), its warnings said on `out`.

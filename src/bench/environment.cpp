@@ -94,6 +94,8 @@ std::map<std::string, std::string> steering_variables() {
   return out;
 }
 
+constexpr const char* other_load = "other load on the machine";
+
 void add_warnings(environment& e, double busy_cpus) {
   if (!e.governor.empty() && e.governor != "not readable" && e.governor != "performance")
     e.warnings.push_back(fmt::format("frequency scaling is on (governor '{}'): figures depend on the clock the CPU chose", e.governor));
@@ -106,11 +108,13 @@ void add_warnings(environment& e, double busy_cpus) {
 #endif
   if (e.build_type == "Debug") e.warnings.push_back("CMAKE_BUILD_TYPE is Debug");
   if (e.load_average >= 0 && e.logical_cpus > 0 && e.load_average - busy_cpus > 0.5)
-    e.warnings.push_back(fmt::format("other load on the machine: load average {:.2f} on {} CPUs (this run accounts for {:g})",
+    e.warnings.push_back(fmt::format("{}: load average {:.2f} on {} CPUs (this run accounts for {:g})", other_load,
                                      e.load_average, e.logical_cpus, busy_cpus));
 }
 
 }  // namespace
+
+bool is_load_warning(const std::string& warning) { return warning.starts_with(other_load); }
 
 double current_cpu_mhz() {
   std::ifstream cur("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");

@@ -42,6 +42,9 @@ std::vector<cache_info> cpu0_caches();
 /// MHz"), 0 when neither is readable.
 double current_cpu_mhz();
 
+/// Whether `warning` (one of environment::warnings) is the one of other load on the machine.
+bool is_load_warning(const std::string& warning);
+
 /// Reads this machine's environment (a few milliseconds: sysfs, /proc, uname). `busy_cpus`
 /// is how many CPUs the caller itself keeps busy (1 for a benchmark's own thread), discounted
 /// from the load average before it warns of other load.

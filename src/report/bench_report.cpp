@@ -1,5 +1,7 @@
 #include "bench/bench_report.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <ostream>
 
@@ -123,6 +125,45 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
+/// A sweep axis as a table column: as wide as its name or its longest value.
+struct axis_column {
+  std::string name;
+  std::size_t width = 0;
+};
+
+/// The columns a sweep's axes add to a table, in the axes' order: every axis but `backend`,
+/// which the BACKEND column shows. Without them, the rows of two thread counts look alike.
+std::vector<axis_column> axis_columns(const std::vector<sweep_axis>& axes) {
+  std::vector<axis_column> columns;
+  for (const sweep_axis& a : axes) {
+    if (a.name == "backend") continue;
+    std::size_t width = a.name.size();
+    for (const std::string& v : a.values) width = std::max(width, v.size());
+    columns.push_back({a.name, width});
+  }
+  return columns;
+}
+
+bool has_axis(const std::vector<sweep_axis>& axes, std::string_view name) {
+  return std::any_of(axes.begin(), axes.end(), [&](const sweep_axis& a) { return a.name == name; });
+}
+
+void print_axis_header(std::ostream& out, const std::vector<axis_column>& columns) {
+  for (const axis_column& c : columns) {
+    std::string name = c.name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::toupper(ch); });
+    fmt::print(out, "{:>{}} ", name, c.width);
+  }
+}
+
+/// The point's value under each column; "-" for an axis the row's template does not use.
+void print_axis_cells(std::ostream& out, const std::vector<axis_column>& columns, const sweep_point& point) {
+  for (const axis_column& c : columns) {
+    const std::string* value = point.find(c.name);
+    fmt::print(out, "{:>{}} ", value ? *value : "-", c.width);
+  }
+}
+
 constexpr const char* row_format = "{:<12} {:<44} {:<16} {:<10} {:>9} {:>8} {:>9} {:>9} {:>7} {:>7}  {}\n";
 
 }  // namespace
@@ -202,7 +243,9 @@ std::string bench_csv_row(const bench_result& r) {
 }
 
 bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases, const compare_options& o) {
-  fmt::print(out, "opval bench compare: a change beyond +-{:g}% with Mann-Whitney p < {:g} is faster or slower\n",
+  fmt::print(out,
+             "opval bench compare: a change beyond +-{:g}% with Mann-Whitney p < {:g}, wider than either side's "
+             "repetitions spread, and with no load or noise warning on either side, is faster or slower\n",
              100 * o.threshold, o.alpha);
   constexpr const char* format = "{:<56} {:<10} {:>9} {:>9} {:>22} {:>8}  {}\n";
   fmt::print(out, fmt::runtime(format), "DESCRIPTOR", "BACKEND", "BASE", "NEW", "RATIO [95% CI]", "P", "VERDICT");
@@ -218,6 +261,7 @@ bool print_comparison(std::ostream& out, const std::vector<compared_case>& cases
     fmt::print(out, fmt::runtime(format), descriptor, c.backend, time_text(ch.base_median), time_text(ch.new_median),
                fmt::format("{:.3f} [{:.3f}, {:.3f}]", ch.ratio_point, ch.ratio.low, ch.ratio.high),
                fmt::format("{:.2g}", ch.test.p_value), to_string(ch.verdict));
+    if (!ch.noisy_because.empty()) fmt::print(out, "  too noisy: {}\n", ch.noisy_because);
     ++counts[std::string(to_string(ch.verdict))];
   }
   fmt::print(out, "{} slower, {} faster, {} same, {} too noisy to tell, {} not compared\n", counts["slower"],
@@ -245,10 +289,11 @@ namespace {
 class bench_console final : public bench_reporter {
  public:
   bench_console(std::ostream& out, bool show_backend, std::vector<sweep_axis> axes)
-      : out_(out), show_backend_(show_backend), axes_(std::move(axes)) {}
+      : out_(out), show_backend_(show_backend || has_axis(axes, "backend")), axes_(std::move(axes)),
+        columns_(axis_columns(axes_)) {}
 
   void on_result(const bench_result& r, const sweep_point& point, std::size_t template_index) override {
-    row(r);
+    row(r, point);
     if (!axes_.empty()) rows_.push_back({point, template_index, r});
   }
 
@@ -260,6 +305,7 @@ class bench_console final : public bench_reporter {
  private:
   void header() {
     if (show_backend_) fmt::print(out_, "{:<12} ", "BACKEND");
+    print_axis_header(out_, columns_);
     fmt::print(out_, fmt::runtime(row_format), "OP", "DESCRIPTOR", "CONTRACT", "STATE", "MEDIAN", "CI", "GFLOP/s",
                "GB/s", "CV", "SAMPLES", "ROOF");
     header_printed_ = true;
@@ -274,10 +320,11 @@ class bench_console final : public bench_reporter {
     else fmt::print(out_, "  not timed: the check {}: {}\n  repro: {}\n", detail::state_label(c.v.st), c.v.reason, c.repro);
   }
 
-  void row(const bench_result& r) {
+  void row(const bench_result& r, const sweep_point& point) {
     const case_result& c = r.check;
     if (!header_printed_) header();
     if (show_backend_) fmt::print(out_, "{:<12} ", c.backend);
+    print_axis_cells(out_, columns_, point);
     const std::string descriptor = detail::descriptor_cell(c);
     if (!r.timed) return untimed_row(c, descriptor);
     const sample_summary& s = r.timing.summary;
@@ -297,6 +344,7 @@ class bench_console final : public bench_reporter {
   std::ostream& out_;
   bool show_backend_;
   std::vector<sweep_axis> axes_;
+  std::vector<axis_column> columns_;
   bool header_printed_ = false;
   std::vector<sweep_row> rows_;
 };
@@ -336,7 +384,8 @@ std::unique_ptr<bench_reporter> make_bench_jsonl_reporter(std::ostream& out, env
 std::unique_ptr<bench_reporter> make_bench_csv_reporter(std::ostream& out) { return std::make_unique<bench_csv>(out); }
 
 void print_scaling_table(std::ostream& out, const std::vector<sweep_axis>& axes, const std::vector<sweep_row>& rows) {
-  const bool threads_axis = std::any_of(axes.begin(), axes.end(), [](const sweep_axis& a) { return a.name == "threads"; });
+  const bool threads_axis = has_axis(axes, "threads");
+  const std::vector<axis_column> columns = axis_columns(axes);
   // The key of a row apart from its thread count: its template, backend and other axes' values.
   const auto others = [](const sweep_row& r) {
     std::string key = std::to_string(r.template_index) + "|" + r.result.check.backend;
@@ -348,15 +397,12 @@ void print_scaling_table(std::ostream& out, const std::vector<sweep_axis>& axes,
   for (const sweep_row& r : rows)
     if (r.result.timed) first_threads.emplace(others(r), &r);
   fmt::print(out, "\nscaling:\n");
-  for (const sweep_axis& a : axes) fmt::print(out, "{:>10} ", a.name);
+  print_axis_header(out, columns);
   fmt::print(out, "{:<10} {:>10} {:>10} {:>10}", "BACKEND", "MEDIAN", "GFLOP/s", "GB/s");
   if (threads_axis) fmt::print(out, " {:>8} {:>10}", "SPEEDUP", "EFFICIENCY");
   fmt::print(out, "\n");
   for (const sweep_row& r : rows) {
-    for (const sweep_axis& a : axes) {
-      const std::string* value = r.point.find(a.name);
-      fmt::print(out, "{:>10} ", value ? *value : "-");  // "-": an axis this row's template does not use
-    }
+    print_axis_cells(out, columns, r.point);
     fmt::print(out, "{:<10} ", r.result.check.backend);
     if (!r.result.timed) {
       fmt::print(out, "{:>10}\n", "not timed");

@@ -1,6 +1,8 @@
 // Regression verdicts on synthetic series: a shift beyond the threshold is slower or faster,
 // one within it is the same, wide noise is too noisy to tell, and identical distributions
-// are almost never called a change; then the file comparison and its errors.
+// are almost never called a change; a change beside load or noise warnings, or within the
+// spread of a side's repetitions, is too noisy to tell, saying why; then the file comparison
+// and its errors.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -8,12 +10,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_compare.hpp"
+#include "bench/bench_report.hpp"
 #include "opval/error.hpp"
 #include "core/rng.hpp"
 
@@ -82,6 +86,45 @@ TEST(bench_compare, the_test_runs_on_the_runs_own_repetitions_when_there_are_som
   EXPECT_LT(chunks.test.p_value, 2.0 / 252) << "two repetitions are too few: the 10 chunks decide";
 }
 
+// The case: back-to-back runs of one build on a loaded machine, 30% apart with tight
+// intervals. A warning on either side leaves the change untold, and says which.
+TEST(bench_compare, a_change_beside_a_load_or_noise_warning_is_too_noisy_to_tell) {
+  const auto base = times(200, 100e-6, 0.02, 21), next = times(200, 130e-6, 0.02, 22);
+  ASSERT_EQ(compare_sides({base}, {next}).verdict, change_verdict::slower) << "without warnings, a clear change";
+  const std::string load = "other load on the machine: load average 2.93 on 2 CPUs (this run accounts for 1)";
+  const case_change loaded = compare_sides({base}, {next, {}, {load}});
+  EXPECT_EQ(loaded.verdict, change_verdict::too_noisy);
+  EXPECT_EQ(loaded.noisy_because, "NEW recorded " + load);
+  const case_change noisy = compare_sides({base, {}, {"noise: high variation"}}, {next, {}, {load}});
+  EXPECT_EQ(noisy.noisy_because, "BASE recorded noise: high variation; NEW recorded " + load);
+  // A "same" needs no warning-free run: its interval lies within the threshold, noise included.
+  EXPECT_EQ(compare_sides({base}, {times(200, 100e-6, 0.02, 23), {}, {load}}).verdict, change_verdict::same);
+}
+
+// Repetitions 1.36x apart within one run cannot tell a 1.27x change from chance, however
+// significant the test over them.
+TEST(bench_compare, a_change_within_a_sides_repetition_spread_is_too_noisy_to_tell) {
+  const auto base = times(200, 100e-6, 0.02, 24), next = times(200, 127e-6, 0.02, 25);
+  const std::vector<double> base_reps = {99e-6, 100e-6, 101e-6, 100e-6, 99.5e-6, 100.5e-6, 101e-6, 99e-6, 100e-6, 135e-6};
+  std::vector<double> next_reps;
+  for (int i = 0; i < 10; ++i) next_reps.push_back((125 + 0.5 * i) * 1e-6);
+  const case_change c = compare_sides({base, base_reps}, {next, next_reps});
+  EXPECT_LT(c.test.p_value, 0.05) << "the test alone would call it slower";
+  EXPECT_EQ(c.verdict, change_verdict::too_noisy) << c.why;
+  EXPECT_EQ(c.noisy_because, "BASE's repetitions spread 1.36x (max / min of their 10 medians), as wide as the change 1.27x");
+  // Without the outlying repetition the spread is 1.02x: slower.
+  std::vector<double> tight = base_reps;
+  tight.back() = 100e-6;
+  EXPECT_EQ(compare_sides({base, tight}, {next, next_reps}).verdict, change_verdict::slower);
+}
+
+TEST(bench_compare, every_too_noisy_verdict_says_why) {
+  const case_change straddles = compare_series(times(30, 100e-6, 0.5, 7), times(30, 106e-6, 0.5, 8));
+  ASSERT_EQ(straddles.verdict, change_verdict::too_noisy);
+  EXPECT_TRUE(straddles.noisy_because.starts_with("the ratio's interval [")) << straddles.noisy_because;
+  EXPECT_NE(straddles.noisy_because.find("] reaches within 1 +- 5%"), std::string::npos) << straddles.noisy_because;
+}
+
 TEST(bench_compare, a_series_too_short_is_an_error) {
   EXPECT_THROW(compare_series(std::vector<double>{1}, std::vector<double>{1, 2, 3}), error);
 }
@@ -94,13 +137,17 @@ class BenchFiles : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A bench JSONL file of cases (descriptor, values; empty values = not timed).
-  std::string write(const std::string& name, const std::vector<std::pair<std::string, std::vector<double>>>& cases) {
+  // A bench JSONL file of cases (descriptor, values; empty values = not timed), with the run's
+  // environment warnings and each timed case's noise warnings.
+  std::string write(const std::string& name, const std::vector<std::pair<std::string, std::vector<double>>>& cases,
+                    const std::vector<std::string>& environment_warnings = {},
+                    const std::vector<std::string>& noise_warnings = {}) {
     std::ofstream out(dir_ / name);
     for (const auto& [descriptor, values] : cases) {
       nlohmann::json j{{"schema", "opval-bench"}, {"descriptor", descriptor}, {"backend", "sim"}, {"seed", 1},
                        {"state", values.empty() ? "FAILED" : "PASSED"}, {"timed", !values.empty()}};
-      j["timing"] = values.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"values", values}};
+      j["timing"] = values.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"values", values}, {"warnings", noise_warnings}};
+      j["environment"] = {{"warnings", environment_warnings}};
       out << j.dump() << "\n";
     }
     return (dir_ / name).string();
@@ -126,6 +173,27 @@ TEST_F(BenchFiles, cases_are_matched_by_identity_and_the_rest_say_why_not) {
   EXPECT_EQ(cases[3].note, "only in BASE");
   EXPECT_EQ(cases[4].note, "only in NEW");
   EXPECT_EQ(cases[4].descriptor, "relu shape=5");
+}
+
+TEST_F(BenchFiles, the_warnings_recorded_in_either_file_make_a_change_too_noisy_and_the_table_says_why) {
+  const std::string load = "other load on the machine: load average 2.10 on 2 CPUs (this run accounts for 1)";
+  const std::string quiet = write("quiet.jsonl", {{"relu shape=1", times(50, 1e-6, 0.01, 1)}}, {"turbo boost is on"});
+  const std::string slower = write("slower.jsonl", {{"relu shape=1", times(50, 1.4e-6, 0.01, 2)}});
+  EXPECT_EQ(compare_bench_files(quiet, slower)[0].change->verdict, change_verdict::slower)
+      << "a warning that is not about load or noise does not hide a change";
+  const std::string loaded = write("loaded.jsonl", {{"relu shape=1", times(50, 1e-6, 0.01, 1)}}, {load});
+  const std::string noisy = write("noisy.jsonl", {{"relu shape=1", times(50, 1.4e-6, 0.01, 2)}}, {},
+                                  {"high variation: CV 7.1% > 5%"});
+  std::vector<compared_case> cases = compare_bench_files(loaded, slower);
+  EXPECT_EQ(cases[0].change->verdict, change_verdict::too_noisy);
+  EXPECT_EQ(cases[0].change->noisy_because, "BASE recorded " + load);
+  cases = compare_bench_files(quiet, noisy);
+  EXPECT_EQ(cases[0].change->noisy_because, "NEW recorded noise: high variation: CV 7.1% > 5%");
+  std::ostringstream table;
+  EXPECT_TRUE(print_comparison(table, cases, {})) << "too noisy is no regression: exit 0";
+  EXPECT_NE(table.str().find("too noisy to tell\n  too noisy: NEW recorded noise: high variation"), std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("0 slower, 0 faster, 0 same, 1 too noisy to tell"), std::string::npos) << table.str();
 }
 
 TEST_F(BenchFiles, unreadable_and_foreign_files_are_errors_naming_the_line) {

@@ -333,17 +333,49 @@ TEST_F(CliTest, BenchChecksThenTimesEveryCaseAndWritesJsonAndCsv) {
   expect_bad_input({"bench", "--problems", problem, "--target-ci", "0"}, "--target-ci");
 }
 
+// Peaks that pass the hierarchy check, for the machine a bench record's environment names.
+void write_consistent_peaks(const std::string& file, const nlohmann::json& environment) {
+  const auto figure = [](double one) { return nlohmann::json{{"one", one}, {"all", 2 * one}}; };
+  const auto level = [&](const char* name, std::uint64_t bytes, double gbs) {
+    return nlohmann::json{{"name", name}, {"bytes_per_cpu", bytes}, {"copy_gbs", figure(gbs)}, {"triad_gbs", figure(gbs)}};
+  };
+  fs::create_directories(fs::path(file).parent_path());
+  std::ofstream(file) << nlohmann::json{{"schema", "opval-machine"}, {"schema_version", 1},
+                                        {"cpu_model", environment["cpu_model"]}, {"kernel", environment["kernel"]},
+                                        {"logical_cpus", environment["logical_cpus"]}, {"threads", 2},
+                                        {"isa", "avx512"}, {"measured_at", "2026-01-01T00:00:00Z"},
+                                        {"gflops", {{"f32", figure(100)}, {"f64", figure(50)}}},
+                                        {"levels", {level("L2", 1 << 20, 80), level("L3", 16 << 20, 30), level("DRAM", 0, 10)}},
+                                        {"stream_array_bytes", 64 << 20}}
+                              .dump();
+}
+
 // `opval bench --machine` measures and saves the peaks; a later bench places each result on
 // the roofline (the ROOF column, the record's timing.roofline); without the file it says why.
+// A loaded machine can fail the hierarchy check honestly: then nothing is saved, the run says
+// why with exit 1, and the results are placed under consistent peaks written for this machine.
 TEST_F(CliTest, BenchMachinePeaksThenEachResultOnTheRoofline) {
   REQUIRE_OP(op);
   const std::string problem = op->suite("smoke").front();
+  cli_result none = opval({"bench", "--problems", problem, "--budget", "0.2", "--machine-file", "none.json", "--jsonl", "n.jsonl"});
+  EXPECT_NE(none.out.find("opval bench: no roofline: no machine peaks in none.json"), std::string::npos) << none.out;
+  const nlohmann::json unplaced = nlohmann::json::parse(read_all(dir_ / "n.jsonl"));
+  EXPECT_TRUE(unplaced["timing"]["roofline"].is_null());
   const std::string file = (dir_ / "peaks" / "machine.json").string();
   cli_result machine = opval({"bench", "--machine", "--stream-mib", "16", "--machine-file", file});
-  EXPECT_EQ(machine.code, 0) << machine.out << machine.err;
   EXPECT_NE(machine.out.find("f32 FMA"), std::string::npos) << machine.out;
   EXPECT_NE(machine.out.find("DRAM triad"), std::string::npos) << machine.out;
-  EXPECT_EQ(last_line(machine.out), "saved to " + file);
+  if (machine.code == 1) {
+    EXPECT_NE(machine.out.find("opval bench --machine: not saved: after 3 measurements the figures are not a "
+                               "consistent hierarchy"),
+              std::string::npos)
+        << machine.out;
+    EXPECT_FALSE(fs::exists(file)) << "refused figures are never saved";
+    write_consistent_peaks(file, unplaced["environment"]);
+  } else {
+    EXPECT_EQ(machine.code, 0) << machine.out << machine.err;
+    EXPECT_EQ(last_line(machine.out), "saved to " + file);
+  }
   cli_result placed = opval({"bench", "--problems", problem, "--budget", "0.2", "--machine-file", file, "--jsonl", "r.jsonl"});
   EXPECT_EQ(placed.code, 0) << placed.out << placed.err;
   EXPECT_NE(placed.out.find("opval bench: the roofline of this machine from " + file), std::string::npos) << placed.out;
@@ -353,9 +385,6 @@ TEST_F(CliTest, BenchMachinePeaksThenEachResultOnTheRoofline) {
   EXPECT_TRUE(roof["bound"] == "memory" || roof["bound"] == "compute") << roof.dump();
   const std::string cell = fmt::format("{:.3g}% ", roof["percent_of_roof"].get<double>());
   EXPECT_NE(placed.out.find(cell), std::string::npos) << cell << "\n" << placed.out;
-  cli_result none = opval({"bench", "--problems", problem, "--budget", "0.2", "--machine-file", "none.json", "--jsonl", "n.jsonl"});
-  EXPECT_NE(none.out.find("opval bench: no roofline: no machine peaks in none.json"), std::string::npos) << none.out;
-  EXPECT_TRUE(nlohmann::json::parse(read_all(dir_ / "n.jsonl"))["timing"]["roofline"].is_null());
 }
 
 // A sweep: a template over a size axis and a threads axis; one record per point, carrying it,
@@ -366,6 +395,8 @@ TEST_F(CliTest, BenchSweepsAxesIntoAScalingTable) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("4 timed, 0 failed, 0 skipped"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("SPEEDUP EFFICIENCY"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n N THREADS OP +DESCRIPTOR)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n16 +2 matmul +m=16 n=16 k=16 )"))) << r.out;
   std::istringstream lines(read_all(dir_ / "s.jsonl"));
   std::vector<nlohmann::json> records;
   for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));

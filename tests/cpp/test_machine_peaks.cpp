@@ -2,13 +2,15 @@
 // the CPU has, each cache level and DRAM, one thread and all), the cache file's round trip and
 // its refusals (missing, corrupt, another machine's), and the placement of results on a
 // synthetic roofline (compute or memory bound, the level holding the working set, cold caches,
-// thread interpolation, a type's fallback).
+// thread interpolation, a type's fallback); the hierarchy check fed impossible figures (those a
+// loaded machine measured): named, measured again a bounded number of times, refused unsaved.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "opval/error.hpp"
@@ -91,6 +93,97 @@ TEST(machine_peaks, the_cache_file_round_trips_and_refuses_what_it_cannot_trust)
   std::ofstream(dir / "corrupt.json") << "{\"schema\": \"opval-machine\", \"cpu";
   EXPECT_FALSE(load_machine_peaks((dir / "corrupt.json").string(), here, why));
   EXPECT_NE(why.find("cannot be read"), std::string::npos) << why;
+  fs::remove_all(dir);
+}
+
+TEST(machine_peaks, a_consistent_hierarchy_has_no_problems_and_a_small_shortfall_is_tolerated) {
+  machine_peaks p = synthetic();
+  EXPECT_TRUE(hierarchy_problems(p, 0.1).empty());
+  p.levels[2].triad_gbs = {10, 9.5};  // DRAM saturated: two threads 5% below one, within 10%
+  EXPECT_TRUE(hierarchy_problems(p, 0.1).empty());
+  ASSERT_EQ(hierarchy_problems(p, 0.01).size(), 1u);
+  EXPECT_EQ(hierarchy_problems(p, 0.01)[0], "DRAM triad: 9.5 GB/s on 2 threads, below 10 GB/s on one thread");
+}
+
+// The figures of the issue: `bench --machine` on a loaded machine saved a 2-thread L2 copy of
+// 0.26 GB/s against 69 GB/s on one thread.
+machine_peaks loaded() {
+  machine_peaks p = synthetic();
+  p.levels[0].copy_gbs = {69, 0.26};
+  p.levels[1].triad_gbs = {5, 30};  // L3 below DRAM's 10 GB/s on one thread
+  p.gflops["f32"] = {100, 60};
+  return p;
+}
+
+TEST(machine_peaks, an_impossible_hierarchy_is_named_figure_by_figure) {
+  const std::vector<std::string> expected = {
+      "f32 FMA: 60 GFLOP/s on 2 threads, below 100 GFLOP/s on one thread",
+      "L2 copy: 0.26 GB/s on 2 threads, below 69 GB/s on one thread",
+      "L2 copy: 0.26 GB/s on 2 threads, below L3's 25 GB/s",
+      "L3 triad: 5 GB/s on one thread, below DRAM's 10 GB/s"};
+  EXPECT_EQ(hierarchy_problems(loaded(), 0.1), expected);
+}
+
+TEST(machine_peaks, a_failed_check_measures_again_and_keeps_each_best_figure) {
+  std::vector<machine_peaks> given = {loaded(), synthetic()};
+  int calls = 0;
+  const checked_peaks c = measure_checked_peaks({}, [&] { return given.at(calls++); });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(c.attempts, 2);
+  EXPECT_TRUE(c.problems.empty());
+  EXPECT_EQ(c.peaks.levels[0].copy_gbs.one, 69) << "the best of the two measurements";
+  EXPECT_EQ(c.peaks.levels[0].copy_gbs.all, 70);
+  // Consistent at once: measured once only.
+  calls = 0;
+  given = {synthetic(), loaded()};
+  EXPECT_EQ(measure_checked_peaks({}, [&] { return given.at(calls++); }).attempts, 1);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(machine_peaks, a_hierarchy_that_stays_impossible_is_refused_after_the_last_attempt) {
+  int calls = 0;
+  peak_options o;
+  o.attempts = 4;
+  const checked_peaks c = measure_checked_peaks(o, [&] { return ++calls, loaded(); });
+  EXPECT_EQ(calls, 4) << "bounded: never more than o.attempts";
+  EXPECT_EQ(c.problems, hierarchy_problems(loaded(), o.tolerance));
+  EXPECT_THROW(measure_checked_peaks({.attempts = 0}, [] { return synthetic(); }), error);
+
+  // `opval bench --machine` says why and leaves the file as it was.
+  const fs::path dir = fs::temp_directory_path() / ("opval_refused_" + std::to_string(::getpid()));
+  const std::string file = (dir / "machine.json").string();
+  save_machine_peaks(synthetic(), file);
+  const std::string before = (std::ostringstream() << std::ifstream(file).rdbuf()).str();
+  std::ostringstream out;
+  EXPECT_FALSE(measure_and_save_peaks(o, file, out, [] { return loaded(); }));
+  const std::string text = out.str();
+  EXPECT_NE(text.find("measuring again (4 of 4)"), std::string::npos) << text;
+  EXPECT_NE(text.find("not saved: after 4 measurements the figures are not a consistent hierarchy (tolerance 10%):\n"
+                      "  f32 FMA: 60 GFLOP/s on 2 threads"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("measure again on a quiet machine; " + file + " is unchanged"), std::string::npos) << text;
+  EXPECT_EQ((std::ostringstream() << std::ifstream(file).rdbuf()).str(), before);
+  // Figures that pass are saved.
+  std::ostringstream saved;
+  EXPECT_TRUE(measure_and_save_peaks(o, (dir / "new.json").string(), saved, [] { return synthetic(); }));
+  EXPECT_NE(saved.str().find("saved to "), std::string::npos) << saved.str();
+  EXPECT_TRUE(fs::exists(dir / "new.json"));
+  fs::remove_all(dir);
+}
+
+TEST(machine_peaks, a_saved_impossible_hierarchy_is_not_used) {
+  const fs::path dir = fs::temp_directory_path() / ("opval_impossible_" + std::to_string(::getpid()));
+  const std::string file = (dir / "machine.json").string();
+  save_machine_peaks(loaded(), file);  // as a version before the check saved it
+  environment here;
+  here.cpu_model = "Test CPU", here.kernel = "Linux 1.0", here.logical_cpus = 2;
+  std::string why;
+  EXPECT_FALSE(load_machine_peaks(file, here, why));
+  EXPECT_NE(why.find("are not a consistent hierarchy (f32 FMA: 60 GFLOP/s on 2 threads, below 100 GFLOP/s on one "
+                     "thread; L2 copy"),
+            std::string::npos)
+      << why;
   fs::remove_all(dir);
 }
 

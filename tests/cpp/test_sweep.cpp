@@ -1,6 +1,7 @@
 // Sweeps: axes parse or are refused with the reason, points form the cartesian product (the
 // first axis outermost) with zipped axes in step, templates take their placeholders' values,
-// and the scaling table computes speed-up and efficiency against the first thread count.
+// the scaling table computes speed-up and efficiency against the first thread count, and both
+// tables give every axis its column.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -58,10 +59,12 @@ TEST(sweep, templates_take_their_placeholders_values) {
   EXPECT_THROW(placeholders("matmul m={9}"), error);
 }
 
-bench_result timed(double median, int threads) {
+bench_result timed(double median, int threads, const std::string& backend = "sim") {
   bench_result r;
   r.timed = true;
-  r.check.backend = "sim";
+  r.check.backend = backend;
+  r.check.op = "matmul";
+  r.check.descriptor = "matmul m=8 n=8 k=8";
   r.timing.summary.median = median;
   r.threads = threads;
   return r;
@@ -78,7 +81,36 @@ TEST(sweep, the_scaling_table_has_speedup_and_efficiency) {
   const std::string table = out.str();
   EXPECT_NE(table.find("SPEEDUP EFFICIENCY"), std::string::npos) << table;
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +8 +4 sim +2ms .* 2 +50%\n)"))) << "n=8: 4 ms to 2 ms on 4 threads\n" << table;
-  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +16 +4 sim +2ms .* 4 +100%\n)"))) << "n=16: 8 ms to 2 ms\n" << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n *16 +4 sim +2ms .* 4 +100%\n)"))) << "n=16: 8 ms to 2 ms\n" << table;
+}
+
+// The issue's table: `--axis n=64,256 --axis threads=1,2` printed two identical-looking rows per
+// size. Every axis has its column (a backend axis is the BACKEND column), as wide as its values.
+TEST(sweep, the_case_table_has_a_column_for_every_axis) {
+  const std::vector<sweep_axis> axes = {parse_axis("n=8,16"), parse_axis("threads=1,2"),
+                                        parse_axis("dt=f32:f32:f32,bf16:f32:bf16"), parse_axis("backend=sim,onednn")};
+  std::ostringstream out;
+  const auto console = make_bench_console_reporter(out, false, axes);
+  const sweep_point one{{{"n", "8"}, {"threads", "1"}, {"dt", "bf16:f32:bf16"}, {"backend", "sim"}}};
+  const sweep_point two{{{"n", "8"}, {"threads", "2"}, {"dt", "bf16:f32:bf16"}, {"backend", "onednn"}}};
+  console->on_result(timed(4e-3, 1), one, 0);
+  console->on_result(timed(2e-3, 2, "onednn"), two, 0);
+  const std::string table = out.str();
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(^BACKEND +N THREADS +DT OP )"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\nsim +8 +1 bf16:f32:bf16 matmul )"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\nonednn +8 +2 bf16:f32:bf16 matmul )"))) << table;
+}
+
+TEST(sweep, the_scaling_table_gives_a_type_axis_its_width_and_a_backend_axis_one_column) {
+  const std::vector<sweep_axis> axes = {parse_axis("dt=f32:f32:f32,bf16:f32:bf16"), parse_axis("backend=sim,onednn")};
+  const std::vector<sweep_row> rows = {{{{{"dt", "f32:f32:f32"}, {"backend", "sim"}}}, 0, timed(4e-3, 1)},
+                                       {{{{"dt", "bf16:f32:bf16"}, {"backend", "onednn"}}}, 0, timed(2e-3, 1, "onednn")}};
+  std::ostringstream out;
+  print_scaling_table(out, axes, rows);
+  const std::string table = out.str();
+  EXPECT_NE(table.find("\n           DT BACKEND "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  f32:f32:f32 sim "), std::string::npos) << table;
+  EXPECT_NE(table.find("\nbf16:f32:bf16 onednn "), std::string::npos) << table;
 }
 
 }  // namespace
