@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "bench/cache_flush.hpp"
+#include "core/profiler_ranges.hpp"
 #include "opval/error.hpp"
 #include "core/threading.hpp"
 
@@ -50,13 +51,20 @@ bench_result time_case(const problem& p, backend& b, case_result check, const be
   r.cache = o.cache == cache_mode::hot ? "hot" : "cold";
   if (r.check.v.st != state::passed) return r;  // a wrong (or skipped) kernel has no speed
 
+  const detail::profiler_range case_range(r.check.descriptor);
   const op_spec& spec = p.spec();
   r.counts = spec.counts(p);
   std::vector<tensor> ins = allocate(spec.inputs(p));
   std::vector<tensor> outs = allocate(spec.outputs(p));
   std::span<tensor> in_span(ins);
-  spec.fill(p, o.check.seed, in_span);
-  b.prepare(p, ins, outs);  // set-up (primitive creation, uploads) is not the kernel's time
+  {
+    const detail::profiler_range range(detail::phase::fill);
+    spec.fill(p, o.check.seed, in_span);
+  }
+  {
+    const detail::profiler_range range(detail::phase::prepare);
+    b.prepare(p, ins, outs);  // set-up (primitive creation, uploads) is not the kernel's time
+  }
   auto kernel = [&] {
     b.execute(p, ins, outs);
     b.synchronize(outs);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "opval/error.hpp"
 #include "bench/rank_interval.hpp"
 #include "bench/rank_tests.hpp"
+#include "core/profiler_ranges.hpp"
 
 namespace opval {
 namespace {
@@ -44,6 +46,14 @@ std::size_t calibrate_batch(const std::function<void()>& kernel, double min_samp
     const double grow = shortest > 0 ? std::clamp(1.2 * min_sample / shortest, 1.5, 10.0) : 10.0;
     batch = static_cast<std::size_t>(std::ceil(static_cast<double>(batch) * grow));
   }
+}
+
+/// Runs a step that is not the kernel's inside the measured region, with the profilers'
+/// collection off; returns what the step returns.
+template <class F>
+auto run_unmeasured(F&& step) {
+  const detail::unmeasured_step off;
+  return step();
 }
 
 /// The sample count at which the stopping rule is evaluated next: every 12.5% more samples, so
@@ -126,12 +136,15 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   check(o);
   sampling_result r;
   r.timer = measure_timer();
+  // From the warm-up to the last sample, the profilers collect only while the kernel runs:
+  // what runs between samples and the stopping rule are unmeasured steps, as they are untimed.
+  std::optional<detail::measured_region> measured(std::in_place);
   const auto start = steady::now();
   const double budget = o.budget_seconds;
   // Warm-up: at least one call and warmup_seconds (caches, page faults, frequency ramp-up).
   steady::time_point now;
   do {
-    if (between) between();
+    if (between) run_unmeasured(between);
     kernel();
     now = steady::now();
   } while (seconds(now - start) < o.warmup_seconds && seconds(now - start) < budget);
@@ -141,7 +154,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   r.batch = calibrate_batch(kernel, min_sample);
   r.warmup_seconds = seconds(steady::now() - start);
 
-  const double mhz_before = current_cpu_mhz();
+  const double mhz_before = run_unmeasured(current_cpu_mhz);
   const auto sampling_start = steady::now();
   bootstrap_options quick = o.ci;
   quick.resamples = std::min(quick.resamples, 200);  // the stopping rule's confirmation; the final interval uses o.ci
@@ -153,7 +166,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
   auto t0 = steady::now();
   for (;;) {
     if (between) {
-      between();
+      run_unmeasured(between);
       t0 = steady::now();
     }
     for (std::size_t i = 0; i < r.batch; ++i) kernel();
@@ -168,7 +181,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
     if (n >= check_at && seconds(t1 - sampling_start) >= o.min_sampling_seconds) {
       const auto rule_start = steady::now();
       check_at = next_check(n);
-      r.converged = meets_target(r.samples, o.target_ci, quick, confirm_at);
+      run_unmeasured([&] { r.converged = meets_target(r.samples, o.target_ci, quick, confirm_at); });
       t0 = steady::now();
       r.rule_seconds += seconds(t0 - rule_start);
       if (r.converged) break;
@@ -179,6 +192,7 @@ sampling_result sample(const std::function<void()>& kernel, const std::function<
     }
   }
   r.sampling_seconds = seconds(steady::now() - sampling_start);
+  measured.reset();
   const double mhz_after = current_cpu_mhz();
   r.summary = summarize(r.samples);
   r.median_ci = r.samples.size() >= 2 ? median_interval(r.samples, o.ci) : interval{r.summary.median, r.summary.median, o.ci.confidence, 1};

@@ -7,6 +7,7 @@
 
 #include "core/backend_run.hpp"
 #include "core/heap_stats.hpp"
+#include "core/profiler_ranges.hpp"
 #include "opval/backend.hpp"
 
 namespace opval {
@@ -15,9 +16,12 @@ execution_info run_backend(backend& b, const problem& p, std::span<const tensor>
                            backend_run_times* times) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  // Each range encloses its heap section: a collector that allocates is not the backend's use.
+  std::optional<detail::profiler_range> range(std::in_place, detail::phase::prepare);
   heap_section prepare_heap;
   b.prepare(p, in, out);
   const heap_stats prepare_stats = prepare_heap.finish();
+  range.emplace(detail::phase::kernel);
   const std::optional<std::int64_t> rss0 = resident_bytes();
   const auto t1 = clock::now();
   heap_section kernel_heap;
@@ -25,6 +29,7 @@ execution_info run_backend(backend& b, const problem& p, std::span<const tensor>
   const std::optional<double> device = b.synchronize(out);
   const heap_stats kernel_stats = kernel_heap.finish();
   const auto t2 = clock::now();
+  range.reset();
   const std::optional<std::int64_t> rss1 = resident_bytes();
   if (times) {
     times->prepare += std::chrono::duration<double>(t1 - t0).count();

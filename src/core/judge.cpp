@@ -171,7 +171,7 @@ bool compute_references(const problem& p, std::span<const tensor> ins, const run
     }
   if (!detail::alternative_outputs(p, ins, o, alt, r)) return false;
   refs = detail::reference_tensors(p.spec().outputs(p));
-  detail::timed(r.times.reference, [&] { p.spec().reference(p, ins, refs); });
+  detail::timed(detail::phase::reference, r.times.reference, [&] { p.spec().reference(p, ins, refs); });
   return true;
 }
 
@@ -216,6 +216,7 @@ case_result judge(const problem& p, std::span<const tensor> inputs, std::span<co
   check_tensors(spec.outputs(p), outputs, "output");
   case_result r;
   static_cast<case_identity&>(r) = identify(p, "judge", o, source);
+  const detail::profiler_range case_range(r.descriptor);
   r.not_applicable = kernel_checks_not_applicable;
   r.repro = in_memory_repro;
   try {

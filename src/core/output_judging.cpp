@@ -79,7 +79,7 @@ bool alternative_outputs(const problem& p, std::span<const tensor> ins, const ru
                          case_result& r) {
   if (!o.reference) return true;
   try {
-    alt = timed(r.times.reference, [&] { return reference_outputs(*o.reference, p, ins); });
+    alt = timed(phase::reference, r.times.reference, [&] { return reference_outputs(*o.reference, p, ins); });
     return true;
   } catch (const std::exception& e) {
     r.v.st = state::skipped;
@@ -111,7 +111,7 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
     compare_input ci{&in.outs[i], &expected[i], j.total.empty() ? nullptr : &j.total,
                      j.compute.empty() ? nullptr : &j.compute, p.dt.dst, o.worst_k, o.pol.bias_z,
                      o.pol.bias_min_ulps, j.bias_skip.empty(), j.bias_skip};
-    ov.m = timed(r.times.compare, [&] { return compare_outputs(ci); });
+    ov.m = timed(phase::compare, r.times.compare, [&] { return compare_outputs(ci); });
     ov.bound = j.bound_text;
     decide(ov);
     r.v.st = worst_state(r.v.st, ov.st);

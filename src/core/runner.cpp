@@ -28,6 +28,8 @@ namespace {
 using detail::format_index;
 using detail::judgement;
 using detail::judging_input;
+using detail::phase;
+using detail::profiler_range;
 using detail::seconds_since;
 using detail::steady;
 using detail::timed;
@@ -66,13 +68,13 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   const std::vector<operand> in_ops = spec.inputs(p), out_ops = spec.outputs(p);
   detail::kernel_checks kc(p, o);
   std::vector<tensor> ins = kc.inputs(in_ops), outs = kc.outputs(out_ops, 0);
-  const fill_traits ft = timed(r.times.fill, [&] { return spec.fill(p, o.seed, std::span<tensor>(ins)); });
+  const fill_traits ft = timed(phase::fill, r.times.fill, [&] { return spec.fill(p, o.seed, std::span<tensor>(ins)); });
   reference_values alt;
   if (!detail::alternative_outputs(p, ins, o, alt, r)) return;
   kc.remember_inputs(ins, in_ops);
   run_kernel(b, kc, ins, out_ops, outs, o, r);
   std::vector<tensor> refs = detail::reference_tensors(out_ops);
-  timed(r.times.reference, [&] { spec.reference(p, ins, refs); });
+  timed(phase::reference, r.times.reference, [&] { spec.reference(p, ins, refs); });
   const judging_input judged{.p = p, .ft = ft, .ins = ins, .refs = refs, .alt = o.reference ? &alt : nullptr,
                              .outs = outs, .observe_precision = b.name() != "sim"};
   const std::vector<judgement> js = judge_outputs(judged, o, r);
@@ -91,6 +93,7 @@ case_result run_case(const problem& p, backend& b, const run_options& o, const s
   auto start = steady::now();
   case_result r;
   static_cast<case_identity&>(r) = identify(p, b.name(), o, source, made_from);
+  const profiler_range case_range(r.descriptor);
   r.backend_version = b.version();
   const unsigned valgrind_errors = detail::valgrind_error_count();
   try {

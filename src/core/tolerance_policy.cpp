@@ -56,6 +56,7 @@ class sim_yardstick {
   double error(std::size_t i) {
     if (sim_outs_.empty()) {
       sim_outs_ = allocate(in_.p.spec().outputs(in_.p));
+      const profiler_range range(phase::reference);  // sim as a yardstick, not the kernel under test
       run_backend(*make_sim_backend(), in_.p, in_.ins, sim_outs_);
     }
     compare_input ci{.got = &sim_outs_[i], .expected = &in_.refs[i], .ulp_type = in_.p.dt.dst, .worst_k = 0,
@@ -138,7 +139,7 @@ class bound_policy final : public tolerance_policy {
   bound_policy(const judging_input& in, const policy& p, case_result& r) : in_(in), sim_(in), r_(r) {
     const bound_options bo{p.false_alarm};
     const op_spec& spec = in.p.spec();
-    bounds_ = timed(r.times.bound, [&] { return spec.bound(in.p, in.ft, bo, in.ins, in.refs); });
+    bounds_ = timed(phase::bound, r.times.bound, [&] { return spec.bound(in.p, in.ft, bo, in.ins, in.refs); });
     if (bounds_.size() != in.outs.size())
       throw error(fmt::format("{} returned {} bounds for {} outputs", spec.name(), bounds_.size(), in.outs.size()));
   }
