@@ -44,11 +44,12 @@ struct metrics {
   double max_abs_error = 0, mean_abs_error = 0;
   double max_rel_error = 0, mean_rel_error = 0;
   double max_ulps = 0, p50_ulps = 0, p99_ulps = 0;
-  /// The largest ULP error among elements whose |reference| exceeds their bound: where the
-  /// result is known to its leading bit, so a ULP count means something. Elements near zero
-  /// (a sum that cancels, a relu's edge) may lose every bit within their bound, and their
-  /// ULP counts run to millions for a correct kernel; they are left out. 0 when none qualifies.
-  double max_significant_ulps = 0;
+  /// The largest |error| in ULPs of the output's scale (of its largest |expected| value): what
+  /// an error amounts to at the size of the results. Per-element ULPs (max_ulps) of results near
+  /// zero (a sum that cancels, a normalization's centred values) run to millions for a correct
+  /// kernel, as large as a planted bug's; at the output's scale they do not. Infinite for a NaN
+  /// or Inf mismatch.
+  double max_scaled_ulps = 0;
   std::vector<std::int64_t> ulp_histogram;  ///< ulp_bins counts
   std::int64_t beyond_bound = 0;
   double max_error_over_bound = 0;    ///< tightness: max of |err| / bound

@@ -198,7 +198,7 @@ void describe(Io& io, X& m) {
   io("max_rel_error", m.max_rel_error);
   io("mean_rel_error", m.mean_rel_error);
   io("max_ulps", m.max_ulps);
-  io("max_significant_ulps", m.max_significant_ulps);
+  io("max_scaled_ulps", m.max_scaled_ulps);
   io("p50_ulps", m.p50_ulps);
   io("p99_ulps", m.p99_ulps);
   io.nested("ulp_histogram", [&](auto& h) {

@@ -95,7 +95,7 @@ struct candidate {
 struct partial {
   std::int64_t count = 0, finite = 0, beyond = 0, nan_mismatch = 0, inf_mismatch = 0, neg_zero = 0;
   std::int64_t ref_significant = 0;
-  double max_abs = 0, sum_abs = 0, max_rel = 0, sum_rel = 0, max_ulps = 0, max_over = 0, max_significant_ulps = 0;
+  double max_abs = 0, sum_abs = 0, max_rel = 0, sum_rel = 0, max_ulps = 0, max_over = 0, max_abs_ref = 0;
   double sum_signed = 0, dot = 0, got_sq = 0, ref_sq = 0;
   bool any_nonzero = false, got_constant = true, ref_constant = true;
   std::int64_t bias_n = 0;
@@ -204,7 +204,7 @@ struct element_view {
   const std::int64_t exponent_ceiling = v.ulp.is_float ? 4096 : 0;
   if (!v.got_f64)
     for (std::int64_t i = begin; i < end; ++i) got_buf[i - begin] = static_cast<double>(v.got_f32[i]);
-  double sum_abs = 0, max_abs = 0, sum_rel = 0, max_rel = 0, max_ulps = 0, max_over = 0, max_significant_ulps = 0;
+  double sum_abs = 0, max_abs = 0, sum_rel = 0, max_rel = 0, max_ulps = 0, max_over = 0, max_abs_ref = 0;
   double sum_signed = 0, dot = 0, got_sq = 0, ref_sq = 0;
   double bias_n = 0, bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
   // Counts as doubles (exact below 2^53): mixing integer and double lanes defeats vectorization.
@@ -215,7 +215,7 @@ struct element_view {
   // Reassociating these sums is what vectorizes them; the results differ only in rounding.
 #pragma omp simd reduction(+ : sum_abs, sum_rel, sum_signed, dot, got_sq, ref_sq, bias_n, bias_sr, bias_sr2, \
                                bias_pl, bias_pl2, beyond, significant, neg_zero, nonzero, got_varies, ref_varies, probe) \
-    reduction(max : max_abs, max_rel, max_ulps, max_over, max_key, max_significant_ulps)
+    reduction(max : max_abs, max_rel, max_ulps, max_over, max_key, max_abs_ref)
   for (std::int64_t i = begin; i < end; ++i) {
     const std::int64_t k = i - begin;
     const double g = got[k], r = ref[k], b = bnd[k];
@@ -238,7 +238,7 @@ struct element_view {
     sum_signed += e, dot += g * r, got_sq += g * g, ref_sq += r * r;
     beyond += a > b ? 1.0 : 0.0;
     significant += ar > b ? 1.0 : 0.0;
-    max_significant_ulps = std::max(max_significant_ulps, ar > b ? ulps : 0.0);
+    max_abs_ref = std::max(max_abs_ref, ar);
     const bool signs_differ = (std::bit_cast<std::int64_t>(g) ^ std::bit_cast<std::int64_t>(r)) < 0;
     neg_zero += (g == 0.0 && r == 0.0 && signs_differ) ? 1.0 : 0.0;
     probe += g * 0.0 + r * 0.0;  // NaN once any value is NaN or infinite
@@ -261,7 +261,7 @@ struct element_view {
   p.sum_abs += sum_abs, p.max_abs = std::max(p.max_abs, max_abs);
   p.sum_rel += sum_rel, p.max_rel = std::max(p.max_rel, max_rel);
   p.max_ulps = std::max(p.max_ulps, max_ulps);
-  p.max_significant_ulps = std::max(p.max_significant_ulps, max_significant_ulps);
+  p.max_abs_ref = std::max(p.max_abs_ref, max_abs_ref);
   if (v.bound) p.max_over = std::max(p.max_over, max_over);
   p.sum_signed += sum_signed, p.dot += dot, p.got_sq += got_sq, p.ref_sq += ref_sq;
   p.any_nonzero |= nonzero > 0;
@@ -329,6 +329,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     ++p.finite;
     p.sum_abs += abs_err;
     p.max_abs = std::max(p.max_abs, abs_err);
+    p.max_abs_ref = std::max(p.max_abs_ref, std::fabs(r));
     if (r != 0.0) {
       double rel = abs_err / std::fabs(r);
       p.sum_rel += rel;
@@ -345,7 +346,6 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     }
   }
   p.max_ulps = std::max(p.max_ulps, ulps);
-  if (std::fabs(r) > b) p.max_significant_ulps = std::max(p.max_significant_ulps, ulps);
   p.ulp_hist.add(ulps);
   double over = 0;
   if (v.bound) {
@@ -446,7 +446,7 @@ metrics compare_outputs(const compare_input& in) {
     total.max_abs = std::max(total.max_abs, p.max_abs), total.sum_abs += p.sum_abs;
     total.max_rel = std::max(total.max_rel, p.max_rel), total.sum_rel += p.sum_rel;
     total.max_ulps = std::max(total.max_ulps, p.max_ulps), total.max_over = std::max(total.max_over, p.max_over);
-    total.max_significant_ulps = std::max(total.max_significant_ulps, p.max_significant_ulps);
+    total.max_abs_ref = std::max(total.max_abs_ref, p.max_abs_ref);
     total.sum_signed += p.sum_signed, total.dot += p.dot, total.got_sq += p.got_sq, total.ref_sq += p.ref_sq;
     total.any_nonzero |= p.any_nonzero;
     total.got_constant &= p.got_constant, total.ref_constant &= p.ref_constant;
@@ -469,7 +469,8 @@ metrics compare_outputs(const compare_input& in) {
     return s;
   }();
   m.max_ulps = total.max_ulps;
-  m.max_significant_ulps = total.max_significant_ulps;
+  // In ULPs of the output's scale: an error near zero counts at the size of the largest values.
+  m.max_scaled_ulps = total.nan_mismatch + total.inf_mismatch > 0 ? inf : total.max_abs / ulp(total.max_abs_ref);
   m.p50_ulps = total.ulp_hist.quantile(0.5, judged, total.max_ulps);
   m.p99_ulps = total.ulp_hist.quantile(0.99, judged, total.max_ulps);
   m.ulp_histogram = coarse_histogram(total.ulp_hist);

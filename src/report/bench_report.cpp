@@ -311,9 +311,15 @@ class bench_console final : public bench_reporter {
     header_printed_ = true;
   }
 
+  /// A descriptor cut to fit its column follows its row whole, so it can be copied back.
+  void whole_problem_if_cut(const case_result& c, const std::string& cell) {
+    if (cell.ends_with("...")) fmt::print(out_, "  problem: {}\n", c.descriptor);
+  }
+
   void untimed_row(const case_result& c, const std::string& descriptor) {
     fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, detail::state_label(c.v.st), "-", "-", "-",
                "-", "-", "-", "-");
+    whole_problem_if_cut(c, descriptor);
     const bool skipped = c.v.st == state::skipped || c.v.st == state::unimplemented;
     if (skipped) return;
     if (c.known_failure) fmt::print(out_, "  not timed: a known failure ({})\n", *c.known_failure);
@@ -331,6 +337,7 @@ class bench_console final : public bench_reporter {
     fmt::print(out_, fmt::runtime(row_format), c.op, descriptor, c.contract, "TIMED", time_text(s.median), ci_text(r),
                fmt::format("{:.3g}", r.gflops), fmt::format("{:.3g}", r.gbytes_per_second), fmt::format("{:.2g}", s.cv),
                s.n, roof_text(r));
+    whole_problem_if_cut(c, descriptor);
     if (!r.timing.converged) fmt::print(out_, "  stopped: {}\n", r.timing.stop_reason);
     for (const std::string& w : r.timing.warnings) fmt::print(out_, "  noise: {}\n", w);
     if (r.counters) {

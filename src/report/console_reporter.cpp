@@ -115,16 +115,12 @@ std::string error_over_bound_cell(const verdict& v) {
   return compact(m);
 }
 
-/// The ULP error where it means something: the largest over the elements whose reference
-/// exceeds their bound (metrics::max_significant_ulps); "-" when no element qualifies.
+/// The ULP error where it means something: at the output's scale (metrics::max_scaled_ulps).
 std::string ulps_cell(const verdict& v) {
+  if (v.outputs.empty()) return "-";
   double m = 0;
-  for (const output_verdict& o : v.outputs) m = std::max(m, o.m.max_significant_ulps);
-  return m > 0 || std::any_of(v.outputs.begin(), v.outputs.end(), [](const output_verdict& o) {
-           return o.m.ref_significant > 0;
-         })
-             ? compact(m)
-             : "-";
+  for (const output_verdict& o : v.outputs) m = std::max(m, o.m.max_scaled_ulps);
+  return compact(m);
 }
 
 /// The refusals of a run, counted per backend and reason in the order they first came.
@@ -371,10 +367,9 @@ class console_reporter final : public reporter {
     say(4, fmt::format("err/bound max {} median {}  beyond bound {}/{}  max |err| {}  max rel {}", compact(m.max_error_over_bound),
                        compact(m.median_error_over_bound), m.beyond_bound, m.count, compact(m.max_abs_error),
                        compact(m.max_rel_error)));
-    // ULPs of elements near zero mean nothing (see metrics::max_significant_ulps): both shown.
-    say(4, fmt::format("ulps: max {} where |expected| exceeds its bound ({} of {} elements); max {} p99 {} over all",
-                       compact(m.max_significant_ulps), m.ref_significant, m.count, compact(m.max_ulps),
-                       compact(m.p99_ulps)));
+    // Per element, ULPs of results near zero mean little (metrics::max_scaled_ulps): both shown.
+    say(4, fmt::format("ulps: {} at the output's scale; per element max {} p99 {}", compact(m.max_scaled_ulps),
+                       compact(m.max_ulps), compact(m.p99_ulps)));
     if (m.nan_mismatch || m.inf_mismatch || m.neg_zero_mismatch)
       say(4, fmt::format("mismatches: nan {} inf {} -0 {}", m.nan_mismatch, m.inf_mismatch, m.neg_zero_mismatch));
     if (o_.verbose) explain_distribution(m);

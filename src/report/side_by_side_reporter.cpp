@@ -16,10 +16,12 @@
 namespace opval {
 namespace {
 
-/// State and the largest err/bound over the outputs, the figure each verdict is decided by.
+/// State and the largest err/bound over the outputs, the figure each verdict is decided by; a
+/// refusal is "-", so that the problems' column keeps its room (a legend says so).
 std::string cell(const case_result& r) {
+  if (r.v.st == state::skipped || r.v.st == state::unimplemented) return "-";
   std::string text = std::string(detail::state_label(r.v.st)) + (r.known_failure && is_failure(r.v.st) ? "(known)" : "");
-  if (r.v.st == state::skipped || r.v.st == state::unimplemented || r.v.outputs.empty()) return text;
+  if (r.v.outputs.empty()) return text;
   double over = 0;
   for (const output_verdict& o : r.v.outputs) over = std::max(over, o.m.max_error_over_bound);
   return fmt::format("{} {}", text, detail::compact(over));
@@ -83,6 +85,7 @@ class side_by_side_reporter final : public reporter {
     if (single > 0)
       fmt::print(out_, "({} problem{} passed on one backend and refused by the others: not shown)\n", single,
                  single == 1 ? "" : "s");
+    fmt::print(out_, "(-: not run, SKIPPED or UNIMPLEMENTED by that backend; the reasons are counted below)\n");
     std::size_t name_width = 0;
     for (const std::string& b : backends_) name_width = std::max(name_width, b.size());
     fmt::print(out_, "\nper backend:\n");

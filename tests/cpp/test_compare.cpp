@@ -81,6 +81,22 @@ TEST(compare_errors, abs_rel_and_ulp_errors_of_hand_made_values) {
   EXPECT_DOUBLE_EQ(b.max_abs_error, m.max_abs_error);
 }
 
+TEST(compare_errors, ulps_at_the_outputs_scale_ignore_how_close_to_zero_an_error_falls) {
+  // A correct sum that cancels to 1e-6 with an error of 2 ULPs of the outputs' scale (4): per
+  // element that is millions of ULPs, at the scale it is 2.
+  const double scale_ulp = 4 * f32_ulp_at_1;
+  const std::vector<double> ref = {4.0, -3.0, 1e-6};
+  const std::vector<double> got = {4.0, -3.0, 1e-6 + 2 * scale_ulp};
+  const metrics m = compare(got, ref);
+  EXPECT_GT(m.max_ulps, 1e6);
+  EXPECT_DOUBLE_EQ(m.max_scaled_ulps, 2.0);
+  // A wrong element among large values stays large at the scale: a planted bug still shows.
+  const metrics wrong = compare({4.0, -3.0 + 0.5, 1e-6}, ref);
+  EXPECT_GT(wrong.max_scaled_ulps, 1e5);
+  const metrics nan = compare({4.0, std::numeric_limits<double>::quiet_NaN(), 1e-6}, ref);
+  EXPECT_TRUE(std::isinf(nan.max_scaled_ulps));
+}
+
 TEST(compare_errors, histogram_bins_and_percentiles) {
   // ULP errors (i+1)/1024 for i < 1000: exactly 0.5 ULP (i = 511) belongs to the <= 0.5 bin.
   std::vector<double> ref(1000, 1.5), got(1000);

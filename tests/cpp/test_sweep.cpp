@@ -101,6 +101,19 @@ TEST(sweep, the_case_table_has_a_column_for_every_axis) {
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\nonednn +8 +2 bf16:f32:bf16 matmul )"))) << table;
 }
 
+TEST(sweep, a_descriptor_cut_to_fit_the_bench_table_follows_its_row_whole) {
+  std::ostringstream out;
+  const auto console = make_bench_console_reporter(out, false);
+  bench_result r = timed(1e-3, 1);
+  r.check.descriptor = "matmul m=8 n=8 k=8 lda=1000 ldb=2000 ldc=3000 ta=1 tb=1 alpha=0.25 beta=0.5 dt=f32:f32:f32";
+  console->on_result(r, {}, 0);
+  console->on_result(timed(1e-3, 1), {}, 0);
+  const std::string table = out.str();
+  EXPECT_NE(table.find("...  "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  problem: " + r.check.descriptor + "\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find("problem: matmul m=8 n=8 k=8\n"), std::string::npos) << "a descriptor that fits is not repeated";
+}
+
 TEST(sweep, the_scaling_table_gives_a_type_axis_its_width_and_a_backend_axis_one_column) {
   const std::vector<sweep_axis> axes = {parse_axis("dt=f32:f32:f32,bf16:f32:bf16"), parse_axis("backend=sim,onednn")};
   const std::vector<sweep_row> rows = {{{{{"dt", "f32:f32:f32"}, {"backend", "sim"}}}, 0, timed(4e-3, 1)},
