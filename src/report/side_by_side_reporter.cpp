@@ -85,7 +85,7 @@ class side_by_side_reporter final : public reporter {
     if (single > 0)
       fmt::print(out_, "({} problem{} passed on one backend and refused by the others: not shown)\n", single,
                  single == 1 ? "" : "s");
-    fmt::print(out_, "(-: not run, SKIPPED or UNIMPLEMENTED by that backend; the reasons are counted below)\n");
+    fmt::print(out_, "(-: not run by that backend; the reasons are counted below)\n");
     std::size_t name_width = 0;
     for (const std::string& b : backends_) name_width = std::max(name_width, b.size());
     fmt::print(out_, "\nper backend:\n");

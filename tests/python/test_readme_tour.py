@@ -112,7 +112,8 @@ def read_tour(text, whole_document=False):
     offset, section = (0, text) if whole_document else tour_section(text)
     base_line = text[:offset].count("\n")
     t = tour()
-    pattern = re.compile(r"(?:<!--(?P<note>[^>]*)-->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", re.S)
+    # Any info string (c++, text, ...), or the fences of a block in another language pair wrongly.
+    pattern = re.compile(r"(?:<!--(?P<note>[^>]*)-->\n)?^```(?P<lang>[^\n`]*)\n(?P<body>.*?)^```", re.S | re.M)
     for m in pattern.finditer(section):
         body, lang, note = m.group("body"), m.group("lang"), (m.group("note") or "")
         if lang == "sh":
@@ -132,7 +133,8 @@ def read_tour(text, whole_document=False):
     return t
 
 
-MEASUREMENT = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?\s?(ns|us|ms|s|%|B|KiB|MiB|GiB|allocations?)\b")
+# A figure with its unit; the unit may end at a bracket or a comma ("(33%),"), not inside a word.
+MEASUREMENT = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?\s?(ns|us|ms|s|%|B|KiB|MiB|GiB|allocations?)(?![A-Za-z0-9])")
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
@@ -211,6 +213,8 @@ def regenerated(ex, output_lines):
             out.append("...")
         if not run:
             continue
+        if place is None and len(runs) == 1:  # the whole output, shown whole
+            place = (0, len(output_lines) - 1)
         if place is None:
             if k == 0 and at_start:
                 first = 0
