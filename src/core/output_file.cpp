@@ -11,23 +11,19 @@
 #include "opval/error.hpp"
 
 namespace opval {
-namespace {
-
-// Whether `output` and `input` name the same existing file, under any spelling or link; a
-// missing output is no input.
-bool same_file(const std::filesystem::path& output, const std::filesystem::path& input) {
+bool names_same_file(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
   std::error_code ec;
-  return std::filesystem::equivalent(output, input, ec);
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) return std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
 }
-
-}  // namespace
 
 output_file::output_file(const std::string& path, bool append, std::string_view what,
                          std::span<const std::string> inputs)
     : path_(path), what_(what) {
   if (path.empty()) throw error(fmt::format("an empty {} path: give a file name", what));
   for (const std::string& input : inputs)
-    if (!input.empty() && same_file(path, input))
+    if (names_same_file(path, input))
       throw error(fmt::format("{} file '{}' is also an input of this run ('{}'): writing it would overwrite what the "
                               "run reads",
                               what, path, input));

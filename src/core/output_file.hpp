@@ -38,6 +38,10 @@ class output_file {
   std::string failure_, reason_;
 };
 
+/// Whether two paths name one file: the same existing file under any spelling or link, or, for
+/// files not yet written, the same normalized path.
+bool names_same_file(const std::string& a, const std::string& b);
+
 /// The files a run reads its problems from (each problem's source file; a descriptor given on
 /// the command line has none), and `others` (a known-failures file, judged arrays; "" for none):
 /// what its outputs must not overwrite.

@@ -49,17 +49,11 @@ int run_problems(const session_plan& plan, Problems problems, bool verbose, std:
 }  // namespace
 
 void check_output_files_differ(const session_plan& plan) {
-  namespace fs = std::filesystem;
-  const auto same = [](const std::string& a, const std::string& b) {
-    if (a.empty() || b.empty()) return false;
-    std::error_code ec;
-    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-  };
   const std::pair<const char*, const std::string*> files[] = {
       {"--jsonl", &plan.jsonl}, {"--resume", &plan.resume}, {"--csv", &plan.bench.csv}, {"--junit", &plan.junit}};
   for (std::size_t i = 0; i < std::size(files); ++i)
     for (std::size_t j = i + 1; j < std::size(files); ++j)
-      if (same(*files[i].second, *files[j].second) && !(i == 0 && j == 1))  // --resume appends to its --jsonl
+      if (names_same_file(*files[i].second, *files[j].second) && !(i == 0 && j == 1))  // --resume appends to its --jsonl
         throw error(fmt::format("{} and {} name the same file '{}': each record format needs its own file",
                                 files[i].first, files[j].first, *files[j].second));
 }

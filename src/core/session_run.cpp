@@ -99,7 +99,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
       if (interruption.signal()) break;
       std::optional<case_result> recorded =
           journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
-      if (!recorded) progress.started(lp.prob.to_string(), sb.b->name());
+      if (!recorded) progress.started(lp.prob, sb.b->name());
       case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
       if (!recorded && interruption.signal() && died_of_interruption(result)) break;
       ++done;

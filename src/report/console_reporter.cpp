@@ -127,7 +127,6 @@ std::string ulps_cell(const verdict& v) {
 class refusal_counts {
  public:
   void add(const case_result& r) {
-    ++total_;
     const auto key = std::tuple(r.backend, r.v.st, r.v.reason);
     auto it = std::find_if(groups_.begin(), groups_.end(), [&](const group& g) { return g.key == key; });
     if (it == groups_.end()) groups_.push_back({key, 1});
@@ -137,10 +136,14 @@ class refusal_counts {
   /// "not run: N (case, backend) pairs refused" and one line per backend and reason, the most
   /// frequent first, at most `shown` reasons per backend; empty when nothing was refused.
   std::string text(int width, bool listed) const {
-    if (total_ == 0) return {};
-    std::string out = "\n" + detail::wrap(fmt::format("not run: {} (case, backend) pair{} refused, by backend and reason{}:",
-                                                    total_, total_ == 1 ? "" : "s", listed ? "" : " (--verbose lists them)"),
-                                        width, 2, 0);
+    int total = 0;
+    for (const group& g : groups_) total += g.count;
+    if (total == 0) return {};
+    // Appended in place: GCC 12 flags the temporary of a concatenation (-Wrestrict).
+    std::string out = "\n";
+    out += detail::wrap(fmt::format("not run: {} (case, backend) pair{} refused, by backend and reason{}:", total,
+                                    total == 1 ? "" : "s", listed ? "" : " (--verbose lists them)"),
+                        width, 2, 0);
     std::vector<std::string> backends;
     for (const group& g : groups_)
       if (std::find(backends.begin(), backends.end(), std::get<0>(g.key)) == backends.end())
@@ -172,7 +175,6 @@ class refusal_counts {
     int count = 0;
   };
   std::vector<group> groups_;
-  int total_ = 0;
 };
 
 /// One line per case that failed (listed known failures aside), as pytest's short test summary:
@@ -308,10 +310,10 @@ class console_reporter final : public reporter {
   void print_row(const case_result& r) {
     const bool known = r.known_failure && is_failure(r.v.st);
     const std::string label = detail::state_label(r.v.st) + (known ? "(known)" : "");
-    const std::string line = columns(r.backend, detail::paint(label, r.v.st, o_.colour, known), label.size(),
-                                     error_over_bound_cell(r.v), ulps_cell(r.v), duration(r.times.total));
-    const std::size_t prefix = (o_.show_backend ? backend_width_ + 1 : 0) + state_width + 3 * 1 +
-                               2 * number_width + time_width + 2;
+    const std::string painted = detail::paint(label, r.v.st, o_.colour, known);
+    const std::string line = columns(r.backend, painted, label.size(), error_over_bound_cell(r.v), ulps_cell(r.v),
+                                     duration(r.times.total));
+    const std::size_t prefix = line.size() - (painted.size() - label.size());  // colour codes take no columns
     const std::size_t width = static_cast<std::size_t>(o_.width);
     if (prefix + r.descriptor.size() <= width) {
       fmt::print(out_, "{}{}\n", line, r.descriptor);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "opval/runner.hpp"
+
 namespace opval {
 
 struct junit_case {
@@ -40,12 +42,6 @@ class junit_document {
 /// `text` with &, <, >, " and ' escaped, and the characters XML 1.0 cannot hold (control
 /// characters other than tab and line ends, invalid UTF-8) replaced by U+FFFD.
 std::string xml_escape(const std::string& text);
-
-}  // namespace opval
-
-#include "opval/runner.hpp"
-
-namespace opval {
 
 /// A run's or a bench check's case as a testcase: FAILED and MISTRUSTED a <failure>, CRASH and
 /// TIMEOUT an <error>, SKIPPED and UNIMPLEMENTED a <skipped> with the reason, a listed known

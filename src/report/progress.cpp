@@ -70,8 +70,9 @@ void progress_meter::stop() {
   ticker_.join();
 }
 
-void progress_meter::started(std::string_view problem, std::string_view backend) {
+void progress_meter::started(const problem& p, std::string_view backend) {
   if (mode_ == progress_mode::off) return;
+  const std::string problem = p.to_string();
   const std::lock_guard lock(mutex_);
   std::snprintf(current_, sizeof current_, "%.*s on %.*s", static_cast<int>(problem.size()), problem.data(),
                 static_cast<int>(backend.size()), backend.data());
@@ -98,6 +99,14 @@ void progress_meter::finished(const case_result& r) {
 
 double progress_meter::seconds_since(double start) const { return now_seconds() - start; }
 
+void progress_meter::format_time_left(char* out, std::size_t size) const {
+  if (done_ == 0) {
+    std::snprintf(out, size, "?");
+    return;
+  }
+  format_span(seconds_since(run_start_) / static_cast<double>(done_) * static_cast<double>(total_ - done_), out, size);
+}
+
 void progress_meter::tick() {
   // Signals stay with the main thread, whose waits they must interrupt (interruption.hpp).
   sigset_t all;
@@ -114,9 +123,8 @@ void progress_meter::tick() {
 }
 
 void progress_meter::draw_locked() {
-  char eta[32] = "?", running[32] = "";
-  const double elapsed = seconds_since(run_start_);
-  if (done_ > 0) format_span(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_), eta, sizeof eta);
+  char eta[32], running[32] = "";
+  format_time_left(eta, sizeof eta);
   if (current_[0]) format_span(seconds_since(case_start_), running, sizeof running);
   char line[512];
   int n = std::snprintf(line, sizeof line, "\r\033[K[%zu/%zu] %d passed, %d failed, ETA %s%s%s%s%s", done_, total_,
@@ -136,11 +144,9 @@ void progress_meter::clear_locked() {
 }
 
 void progress_meter::log_line_locked() {
-  char elapsed[32], left[32] = "?", running[32] = "";
+  char elapsed[32], left[32], running[32] = "";
   format_span(seconds_since(run_start_), elapsed, sizeof elapsed);
-  if (done_ > 0)
-    format_span(seconds_since(run_start_) / static_cast<double>(done_) * static_cast<double>(total_ - done_), left,
-                sizeof left);
+  format_time_left(left, sizeof left);
   if (current_[0]) format_span(seconds_since(case_start_), running, sizeof running);
   char line[600];
   int n = std::snprintf(line, sizeof line, "opval: %zu of %zu cases done (%d passed, %d failed) in %s, about %s left%s%s%s%s\n",

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 
+#include "opval/problem.hpp"
 #include "opval/runner.hpp"
 #include "opval/session.hpp"
 
@@ -21,8 +22,8 @@ class progress_meter {
   progress_meter(const progress_meter&) = delete;
   progress_meter& operator=(const progress_meter&) = delete;
 
-  /// A case starts running.
-  void started(std::string_view problem, std::string_view backend);
+  /// A case starts running (its text made only when the meter is on).
+  void started(const problem& p, std::string_view backend);
   /// The reporters are about to print a result: the line is cleared and held still until
   /// finished().
   void before_output();
@@ -37,6 +38,8 @@ class progress_meter {
   void clear_locked();
   void log_line_locked();
   double seconds_since(double start) const;
+  /// The time left at the pace so far, formatted into `out` ("?" before any case is done).
+  void format_time_left(char* out, std::size_t size) const;
 
   progress_mode mode_;
   int fd_;
