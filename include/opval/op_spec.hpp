@@ -52,6 +52,31 @@ struct fill_traits {
   bool repeated_values = false;
 };
 
+/// One feature of an op's generated suites (docs/COVERAGE.md): a name and its value classes,
+/// each a descriptor fragment ("causal=top_left", "shape=37x41 stride_pad=3 step=2",
+/// "fill=special", "denorm=ftz"). The feature's base value is the table's base problem, not
+/// listed. Two values that set the same key differently are never combined.
+struct suite_feature {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+/// What an op's generated suites are made of: a base problem, the contracts, the features.
+/// The generator (src/core/suite_generator.hpp) puts every value alone on the base at each
+/// contract the kernel supports, then combines pairs of values within a case budget.
+struct feature_table {
+  std::string base;                    ///< every feature at its base value ("m=17 n=33 k=65")
+  std::vector<std::string> contracts;  ///< contract texts, options included ("bf16:f32:bf16 mid=bf16")
+  std::vector<suite_feature> features;
+  /// Attributes a candidate needs for the rest it sets (matmul's quantization scales, from its
+  /// contract and k), as a fragment whose keys are added where the candidate does not set them.
+  std::function<std::string(const problem&)> complete;
+  /// Why a candidate, though valid, tests nothing or cannot be judged ("" when it is a case):
+  /// e.g. a tie-breaking fill on a type too coarse for the rounding-bias test. Counted as not
+  /// applicable, with this reason.
+  std::function<std::string(const problem&)> not_meaningful;
+};
+
 /// Settings that error models need from the policy.
 struct bound_options {
   double false_alarm = 1e-6;  ///< allowed probability that a correct kernel fails one case
@@ -109,6 +134,10 @@ class op_spec {
                                          std::span<const tensor> ref) const = 0;
   /// Descriptor lines of a named suite (`smoke`, `regression`); empty if none.
   virtual std::vector<std::string> suite(std::string_view tag) const = 0;
+  /// The features its generated suites cover (suite_feature, feature_table). Default: none, so
+  /// its generated suite is its defaults at each contract; every registered op has a table
+  /// (test_generated_suites checks it).
+  virtual feature_table features() const { return {}; }
   /// The index of the input that the MISTRUSTED perturbation check re-fills (default 0).
   virtual int perturbed_input(const problem& p) const { return 0; }
   /// Known wrong mechanisms that could explain a failure of p (none by default).

@@ -44,6 +44,9 @@ class case_executor {
   /// its identity alone unless `here` (timing needs the backend in this process too).
   virtual std::unique_ptr<backend> make(const backend_ref& ref, bool here = false) = 0;
   virtual case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) = 0;
+  /// sb's supports(p), asked where its cases run (a worker process: a crash or hang there is an
+  /// opval::error naming the backend and the problem). This process by default.
+  virtual support supports(const session_backend& sb, const problem& p);
   /// judge_files (opval/judge.hpp) of arrays in files, where the cases run: in a worker the
   /// files are read and the alternative reference runs there, and a crash or hang is a
   /// verdict. This process by default.
@@ -80,16 +83,87 @@ const std::vector<std::string>& suite_tags();
 /// `contracts` (dt= strings; `bf16` selects bf16:f32:bf16), when given.
 struct problem_selection {
   std::string tag = "smoke";
+  int suite_budget = 200;  ///< the generated suite's cases per op and contract (generation_options)
   std::vector<std::string> ops;
   std::vector<std::string> contracts;
   std::vector<std::string> problems;
   std::string inline_source = "<command line>";  ///< the source of a problem given as a descriptor
 };
 
+/// The suite tag whose problems are generated for the kernel under test (docs/COVERAGE.md).
+inline constexpr std::string_view generated_tag = "generated";
+
 /// The selected problems, in order, with where each came from. Throws opval::error naming the
 /// problem: an unknown op or tag, a malformed descriptor or contract, an unreadable, empty or
 /// directory problem file, or filters that leave nothing.
 std::vector<located_problem> select_problems(const problem_selection& s);
+
+// ---------------------------------------------------------------- generated suites and coverage
+
+/// How a generated suite is made (docs/COVERAGE.md).
+struct generation_options {
+  std::uint64_t seed = 1;  ///< the same seed, the same suite
+  /// Cases per op and contract: the base and every value alone always run; pairs of values are
+  /// combined until every pair is covered or this many cases are made.
+  int budget = 200;
+  std::vector<std::string> contracts;  ///< only these contracts (dt= text; `bf16` = bf16:f32:bf16); empty: all
+};
+
+/// One value of one feature on one backend: where it ran alone, in how many cases, and where not.
+struct value_coverage {
+  std::string feature, value;
+  std::vector<std::string> alone;  ///< contracts where it ran with every other feature at its base
+  int cases = 0;                   ///< generated cases that hold it
+  /// Contracts where it did not run alone, with why: the backend's refusal, or the problem it
+  /// makes there is not a valid one (a type the value does not apply to).
+  std::vector<std::pair<std::string, std::string>> refused, inapplicable;
+};
+
+/// One contract of an op on one backend: whether its base problem runs, and its pairs of values.
+struct contract_coverage {
+  std::string contract;
+  std::string refused;  ///< the backend's reason for refusing the base problem ("": it runs)
+  int cases = 0;
+  int pairs = 0;              ///< pairs of values that each ran alone and set no key differently
+  int pairs_covered = 0;      ///< of those, combined in some case
+  int pairs_refused = 0;      ///< refused by the backend even alone together
+  int pairs_inapplicable = 0; ///< together no valid problem
+  int pairs_over_budget = 0;  ///< not reached within the budget
+};
+
+/// What a generated suite covers of one op on one backend.
+struct op_coverage {
+  std::string op, backend;
+  std::uint64_t seed = 1;
+  int budget = 0;
+  std::vector<contract_coverage> contracts;
+  std::vector<value_coverage> values;
+  /// Values that ran alone somewhere, and all values.
+  int values_covered() const;
+};
+
+/// A generated suite: its problems and what they cover.
+struct generated_suite {
+  std::vector<located_problem> problems;
+  op_coverage coverage;
+};
+
+/// The generated suites of the selection's ops (every op's when none is named) for each backend,
+/// their supports() asked through `executor` (in a worker for a plugin: its code never runs here);
+/// the problems merged in order, each once; and one op_coverage per op and backend. Throws
+/// opval::error for an unknown op, or when a backend crashes or hangs in supports().
+struct session_suite {
+  std::vector<located_problem> problems;
+  std::vector<op_coverage> coverage;
+};
+session_suite generate_session_suite(const problem_selection& s, const std::vector<session_backend>& backends,
+                                     case_executor& executor, std::uint64_t seed);
+
+/// The coverage as the console shows it: per op and backend a line of totals, then the values and
+/// pairs not covered, with why (all values with `verbose`), wrapped to `width`.
+void print_coverage(const std::vector<op_coverage>& coverage, bool verbose, int width, std::ostream& out);
+/// One op_coverage as a JSON object (one line): the JSON Lines record `{"coverage": ...}`.
+std::string coverage_json(const op_coverage& c);
 
 /// Whether a `problems` item names a batch file or shape set rather than being a descriptor:
 /// a file exists there, or it is one word that is a path, has an extension or is no op name.
@@ -121,6 +195,9 @@ struct session_options {
   /// an interrupted run says to resume with it (empty: the message names no command).
   std::string command;
   reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
+  /// What a generated suite covers: printed before the closing line (not when quiet) and recorded
+  /// first in the journal, one `{"coverage": ...}` line per op and backend.
+  std::vector<op_coverage> coverage;
 };
 
 /// Runs every problem on every backend (a problem's backends one after the other, on the same
@@ -193,7 +270,7 @@ struct session_plan {
 };
 
 /// The commands an option belongs to (a bit set).
-enum option_command : unsigned { for_run = 1, for_repro = 2, for_bench = 4, for_judge = 8 };
+enum option_command : unsigned { for_run = 1, for_repro = 2, for_bench = 4, for_judge = 8, for_coverage = 16 };
 /// The Python functions taking an option as a keyword (a bit set).
 enum python_function : unsigned { in_opval_run = 1, in_opval_check = 2, in_opval_judge = 4 };
 
@@ -267,6 +344,11 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
 /// `opval bench`: the plan's cases checked, then timed, with its sweeps expanded, through the
 /// bench reporters (console, JSONL, CSV); with `bench.machine`, measures and saves the peaks.
 int bench_plan(const session_plan& plan, std::ostream& out);
+/// `opval coverage`: the generated suite of the plan's selection for its backends, made from
+/// their supports() answers (no kernel runs), printed as the coverage report (every value with
+/// `verbose`), and written to the plan's --jsonl as `{"coverage": ...}` lines. Returns 0, or 1
+/// when the backends run no problem of the selection.
+int coverage_plan(const session_plan& plan, std::ostream& out, std::ostream& err);
 /// Throws opval::error when two of the files a command writes (--jsonl, --csv, --junit) are one
 /// file: the formats would interleave into neither.
 void check_output_files_differ(const session_plan& plan);

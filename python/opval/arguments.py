@@ -168,6 +168,7 @@ def _range(keyword: str) -> tuple[int, int]:
 
 
 _WORST, _LEAK_CHECK, _THREADS = _range("worst"), _range("leak_check"), _range("threads")
+_SUITE_BUDGET = _range("suite_budget")
 
 _ONE_OR_MORE = "or an iterable of them"
 _FILE = _Rule("a file path (str or os.PathLike) or None", _optional(_instance(str, os.PathLike, convert=os.fspath)))
@@ -186,6 +187,8 @@ _RULES: dict[str, _Rule] = {
     "name": _Rule("a backend name (str, or None: the kernel's)", _optional(_instance(str))),
     # the selection
     "tag": _Rule(f"a suite tag ({_TAGS})", _instance(str)),
+    "suite_budget": _Rule(f"an integer from {_SUITE_BUDGET[0]} to {_SUITE_BUDGET[1]} (cases per op and contract)",
+                          _integer(*_SUITE_BUDGET)),
     "ops": _Rule(f"an op name (str) or opval.Op, {_ONE_OR_MORE}", _items(_instance(str, _opval.Op, convert=_op_name),
                                                                           single=(str, _opval.Op), none=[])),
     "problems": _Rule(f"a descriptor, a batch file or shape set name (str or os.PathLike) or an opval.Problem, "

@@ -192,6 +192,14 @@ def select(tag: str, ops: Sequence[str] = (), contracts: Sequence[str] = (), pro
     return _opval.select_problems(tag, list(ops), list(contracts), [str(p) for p in problems or []], source)
 
 
+def generated(backends: Sequence[_opval.Backend], ops: Sequence[str] = (), contracts: Sequence[str] = (), seed: int = 1,
+              suite_budget: int = 200, worker: _opval.Worker | None = None) -> tuple[list, list]:
+    """The generated suites (docs/COVERAGE.md) of `ops` (every op's when empty) for `backends`,
+    made from their supports() answers (asked in `worker` for a backend made there):
+    (problems with their sources, one opval.Coverage per op and backend)."""
+    return _opval.generate_suite(list(ops), list(contracts), list(backends), worker, seed, suite_budget)
+
+
 def _problems(op: str, tag: str, problems: Sequence[str | _opval.Problem] | str | None):
     """The library's selection, as `opval run --op OP` makes it: the suite `tag` of `op`, or the
     problems of `op` among `problems` (descriptors, batch files, shape sets); when none of those
@@ -228,6 +236,7 @@ class CheckResult:
     summary: _opval.RunSummary
     report: str
     tracebacks: dict[str, str]
+    coverage: list = field(default_factory=list)  #: opval.Coverage of a generated suite (tag="generated")
 
     @property
     def failures(self) -> list[_opval.CaseResult]:
@@ -300,7 +309,7 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
           policy: str = "bound", seed: int = 1, guard: bool = True, guard_before: bool = False, guard_tight: bool = False,
           poison: bool = True, input_check: bool = True, perturb: bool = True, worst: int = 5, threads: Sequence[int] = (),
           leak_check: int = 0, max_memory: float = 0.0, reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
-          verbose: bool = False) -> CheckResult:
+          verbose: bool = False, suite_budget: int = 200) -> CheckResult:
     """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
 
     The kernel is called as impl(*inputs, **keywords): the op's inputs (p.inputs() order) as
@@ -311,6 +320,9 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
     reference: judge against a framework ('torch', 'onnxruntime', 'jax': in float64) or any
     backend at the kernel's contract ('onednn', 'torch@contract', ...) instead of opval's fp64
     reference; it runs in this process.
+    tag="generated": the op's suite made inside what the kernel declares it supports, every
+    feature value alone and pairs within suite_budget cases per contract; the CheckResult's
+    `coverage` and report say what it covered (docs/COVERAGE.md).
     Returns a CheckResult; raise_on_failure=True raises CheckFailure when it did not pass.
     A bad argument is a TypeError or ValueError naming it, before anything runs (opval.arguments).
     """
@@ -324,15 +336,19 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
     options.backend = backend.name
     repro = (None, "python_check", kernel_name, _reference_name(a.reference),
              f"arrays={a.arrays!r}" if a.arrays != "numpy" else "")
-    selected = _problems(a.op, a.tag, a.problems)
+    coverage = []
+    if a.tag == _opval.GENERATED_TAG and not a.problems:
+        selected, coverage = generated([backend], [a.op], seed=a.seed, suite_budget=a.suite_budget)
+    else:
+        selected = _problems(a.op, a.tag, a.problems)
     table = io.StringIO()
     # The library's session, in this process: the report, the summary.
     _, summary, results = _opval.run_session(selected, options, [backend], [repro], None,
-                                             out=table, warn=lambda line: None, verbose=a.verbose)
+                                             out=table, warn=lambda line: None, verbose=a.verbose, coverage=coverage)
     report = table.getvalue()
     if a.verbose:
         print(report, end="")
-    result = CheckResult(a.op, kernel_name, results, summary, report, _TRACEBACKS[backend.name])
+    result = CheckResult(a.op, kernel_name, results, summary, report, _TRACEBACKS[backend.name], coverage)
     if a.raise_on_failure:
         result.assert_ok()
     return result

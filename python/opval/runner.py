@@ -20,7 +20,7 @@ from typing import IO, Iterable, Sequence
 from . import _opval
 from .arguments import checked
 from .backends import resolve_backend, resolve_reference, runs_in_python_worker
-from .check import make_options, select
+from .check import generated, make_options, select
 
 __all__ = ["run", "RunResult", "resolve_backend", "PythonWorker", "worker_main"]
 
@@ -31,6 +31,7 @@ logger = logging.getLogger("opval")
 class RunResult:
     results: list[_opval.CaseResult]
     summary: _opval.RunSummary
+    coverage: list = field(default_factory=list)  #: opval.Coverage per op and backend of a generated suite
 
     @property
     def passed(self) -> bool:
@@ -143,6 +144,23 @@ def _in_worker(worker: _opval.Worker, spec: str) -> _opval.Backend:
     return worker.make(plugin=spec) if plugin else worker.make(name=spec)
 
 
+def coverage(backends: Iterable[str | _opval.Backend] = ("sim",), *, ops: Sequence[str] = (),
+             contracts: Sequence[str] = (), seed: int = 1, suite_budget: int = 200) -> list[_opval.Coverage]:
+    """What the generated suite covers of each op on each backend, from their supports() answers
+    alone: no kernel runs (docs/COVERAGE.md). Backends as opval.run takes them: a registered name
+    or a plugin path is made and asked in opval's worker process (a plugin's code never runs
+    here); a Backend object (a Python kernel from opval.kernel_backend) here. One opval.Coverage
+    per op and backend: .text() is the console report, .json() the JSON Lines record."""
+    a = checked("opval.coverage", locals())
+    worker = None
+    if any(_made_in_worker(b) for b in a.backends):
+        from . import worker_executable
+
+        worker = _opval.Worker(worker_executable(), _DEFAULT_TIMEOUT)
+    chosen = [_in_worker(worker, b) if worker and _made_in_worker(b) else resolve_backend(b) for b in a.backends]
+    return generated(chosen, a.ops, a.contracts or [], a.seed, a.suite_budget, worker)[1]
+
+
 # The limit per case when no timeout is given: `opval run`'s --timeout default.
 _DEFAULT_TIMEOUT = next(o["default"] for o in _opval.session_options() if o["keyword"] == "timeout")
 
@@ -154,7 +172,7 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
         perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
         reference: str | None = None, resume: str | None = None,
-        command: str | None = None) -> RunResult:
+        command: str | None = None, suite_budget: int = 200) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
@@ -171,6 +189,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     One string is one backend, op, contract or problem. A bad argument is a TypeError or
     ValueError naming it, before a worker starts (opval.arguments); so is a selection that
     matches nothing (an unknown tag or op).
+    tag="generated": each op's suite made for the backends from their supports() answers (in
+    the worker for one made there), with suite_budget cases per op and contract, and its
+    coverage reported; RunResult.coverage holds it (docs/COVERAGE.md).
     resume: finish the run whose `jsonl` journal this is (the same selection and options).
     Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
     many ran and how to resume (`command`, the command line that started the run, is what it
@@ -179,7 +200,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     _check_combinations(a)
     a.timeout = _DEFAULT_TIMEOUT if a.timeout is None else a.timeout
     out = a.out or sys.stdout
-    selected = select(a.tag, a.ops, a.contracts or [], a.problems)
+    generate = a.tag == _opval.GENERATED_TAG and not a.problems
+    selected = [] if generate else select(a.tag, a.ops, a.contracts or [], a.problems)
     settings = dict(policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before, guard_tight=a.guard_tight,
                     poison=a.poison, input_check=a.input_check, perturb=a.perturb, worst=a.worst, threads=a.threads,
                     leak_check=a.leak_check, max_memory=a.max_memory, reference=a.reference)
@@ -202,6 +224,10 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         from . import worker_executable
 
         worker = _opval.Worker(worker_executable(), a.timeout)
+    coverage = []
+    if generate:
+        selected, coverage = generated(chosen, a.ops, a.contracts or [], a.seed, a.suite_budget,
+                                       worker if isolation == "process" else None)
     python_worker = PythonWorker(a.timeout, a.worker_startup) if isolation == "process" and any(adapter_names) else None
 
     def route(b: _opval.Backend, adapter: str | None, repro_name: str | None):
@@ -228,13 +254,14 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         code, summary, results = _opval.run_session(
             selected, options, chosen, [route(*x) for x in zip(chosen, adapter_names, python_repro)],
             worker if isolation == "process" else None, out=out, warn=warn, jsonl=a.jsonl or "",
-            known_failures=a.known_failures or "", verbose=a.verbose, resume=a.resume or "", command=a.command or "")
+            known_failures=a.known_failures or "", verbose=a.verbose, resume=a.resume or "", command=a.command or "",
+            coverage=coverage)
     finally:
         if python_worker:
             python_worker.close()
     if interrupted:
         raise KeyboardInterrupt(_in_python_words(interrupted[0], a.command, a.resume or a.jsonl))
-    return RunResult(results, summary)
+    return RunResult(results, summary, coverage)
 
 
 def _check_combinations(a) -> None:

@@ -235,7 +235,7 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
                              const std::vector<backend_handle>& backends, const std::vector<route_tuple>& routes,
                              case_worker* worker, nb::object out, nb::object warn, const std::string& jsonl,
                              const std::string& known_failures, bool verbose, const std::string& resume,
-                             const std::string& command) {
+                             const std::string& command, const std::vector<op_coverage>& coverage) {
   if (routes.size() != backends.size()) throw error("one route per backend");
   std::vector<located_problem> located;
   for (const auto& [p, source] : problems) located.push_back({p, source});
@@ -249,7 +249,7 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   python_session_executor executor(worker, std::move(by_backend));
   collecting_reporter collected;
   const session_options s{.jsonl = jsonl, .resume = resume, .known_failures = known_failures, .verbose = verbose,
-                          .command = command, .also = &collected};
+                          .command = command, .also = &collected, .coverage = coverage};
   std::ostringstream notes;
   int code = 0;
   {
@@ -265,9 +265,65 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   return nb::make_tuple(code, collected.summary, collected.results);
 }
 
+/// Asks supports() where a Python session's backend runs: opval's worker for one made there,
+/// else this process. It runs no case.
+class supports_only_executor final : public case_executor {
+ public:
+  explicit supports_only_executor(case_worker* worker) : worker_(worker) {}
+  std::unique_ptr<backend> make(const backend_ref&, bool) override { throw error("makes no backend"); }
+  case_result run(const located_problem&, const session_backend&, const run_options&) override {
+    throw error("runs no case");
+  }
+  support supports(const session_backend& sb, const problem& p) override {
+    if (worker_ && !sb.ref.empty()) return worker_->supports(sb.ref, p);
+    return sb.b->supports(p);
+  }
+
+ private:
+  case_worker* worker_;
+};
+
+/// generate_session_suite for Python's backends: (problems with their sources, coverage).
+nb::tuple python_generate_suite(const std::vector<std::string>& ops, const std::vector<std::string>& contracts,
+                                const std::vector<backend_handle>& backends, case_worker* worker, std::uint64_t seed,
+                                int budget) {
+  std::vector<session_backend> session;
+  for (const backend_handle& b : backends) session.push_back({b.impl, b.ref});
+  supports_only_executor executor(worker);
+  session_suite suite;
+  {
+    nb::gil_scoped_release unlocked;  // a Python kernel's supports() takes it back
+    suite = generate_session_suite({.tag = std::string(generated_tag), .suite_budget = budget, .ops = ops,
+                                    .contracts = contracts},
+                                   session, executor, seed);
+  }
+  std::vector<std::pair<problem, std::string>> problems;
+  for (located_problem& lp : suite.problems) problems.emplace_back(std::move(lp.prob), std::move(lp.source));
+  return nb::make_tuple(problems, suite.coverage);
+}
+
 }  // namespace
 
 void bind_session(nb::module_& m) {
+  m.attr("GENERATED_TAG") = std::string(generated_tag);
+  nb::class_<op_coverage>(m, "Coverage", "what a generated suite covers of one op on one backend (docs/COVERAGE.md)")
+      .def_ro("op", &op_coverage::op)
+      .def_ro("backend", &op_coverage::backend)
+      .def_prop_ro("values_covered", &op_coverage::values_covered, "values that ran alone at some contract")
+      .def_prop_ro("values", [](const op_coverage& c) { return c.values.size(); }, "values in the op's feature table")
+      .def("json", &coverage_json, "the JSON Lines record {\"coverage\": ...}, one line")
+      .def(
+          "text",
+          [](const op_coverage& c, bool verbose, int width) {
+            std::ostringstream out;
+            print_coverage({c}, verbose, width, out);
+            return out.str();
+          },
+          nb::arg("verbose") = false, nb::arg("width") = 100, "the report as the console prints it");
+  m.def("generate_suite", &python_generate_suite, nb::arg("ops"), nb::arg("contracts"), nb::arg("backends"),
+        nb::arg("worker").none(), nb::arg("seed") = 1, nb::arg("budget") = 200,
+        "the generated suites of `ops` (every op's when empty) for `backends`, asking supports() in opval's `worker` "
+        "for a backend made there; returns (problems with their sources, list of Coverage) (docs/COVERAGE.md)");
   m.def("session_options", [] {
     nb::list out;
     for (const option_def& d : session_option_table()) out.append(describe(d));
@@ -280,12 +336,14 @@ void bind_session(nb::module_& m) {
   m.def("run_session", &python_run_session, nb::arg("problems"), nb::arg("options"), nb::arg("backends"),
         nb::arg("routes"), nb::arg("worker").none(), nb::arg("out"), nb::arg("warn"), nb::arg("jsonl") = "",
         nb::arg("known_failures") = "", nb::arg("verbose") = false, nb::arg("resume") = "", nb::arg("command") = "",
+        nb::arg("coverage") = std::vector<op_coverage>{},
         "the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known "
         "failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, "
         "keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` "
         "(None: this process), and the repro in Python's words. Returns (exit code, summary, results); the "
         "session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run "
-        "says to resume with (exit code 128 + the signal)");
+        "says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the "
+        "closing line and journaled first");
 }
 
 }  // namespace opval::python

@@ -34,6 +34,7 @@ class in_worker final : public case_executor {
   case_result run(const located_problem& lp, const session_backend& sb, const run_options& o) override {
     return worker_.run(lp, sb.ref, *sb.b, o);
   }
+  support supports(const session_backend& sb, const problem& p) override { return worker_.supports(sb.ref, p); }
   case_result judge(const problem& p, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                     const run_options& o) override {
     return worker_.judge(p, inputs, outputs, o);
@@ -44,6 +45,8 @@ class in_worker final : public case_executor {
 };
 
 }  // namespace
+
+support case_executor::supports(const session_backend& sb, const problem& p) { return sb.b->supports(p); }
 
 case_result case_executor::judge(const problem& p, const std::vector<std::string>& inputs,
                                  const std::vector<std::string>& outputs, const run_options& o) {

@@ -326,6 +326,11 @@ namespace {
 
 /// An error the worker reported before it exited ("worker error: ..." note: bad input, such
 /// as a file it could not read), thrown here as the one line it is.
+/// How an error names a backend a worker makes.
+std::string backend_text(const backend_ref& ref) {
+  return ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
+}
+
 void throw_worker_error(const std::string& notes) {
   constexpr std::string_view prefix = "worker error: ";
   if (notes.starts_with(prefix)) throw error(notes.substr(prefix.size()));
@@ -334,7 +339,7 @@ void throw_worker_error(const std::string& notes) {
 }  // namespace
 
 backend_identity case_worker::describe(const backend_ref& ref) {
-  const std::string what = ref.plugin_path.empty() ? "backend '" + ref.name + "'" : "plugin '" + ref.plugin_path + "'";
+  const std::string what = backend_text(ref);
   start_if_needed();
   const auto deadline = deadline_after(opts_.timeout_seconds);
   write_all(proc_->to_worker, detail::describe_line(ref) + "\n");
@@ -365,6 +370,19 @@ case_result case_worker::judge(const problem& p, const std::vector<std::string>&
   throw_worker_error(joined(a.notes));
   if (a.timed_out) return unfinished(state::timeout, time_limit_text("judgement", limit));
   return unfinished(state::crash, with_notes(exit_text(a.status), a.notes) + " while judging");
+}
+
+support case_worker::supports(const backend_ref& ref, const problem& p) {
+  start_if_needed();
+  write_all(proc_->to_worker, detail::supports_request_line(ref, p) + "\n");
+  const answer a = await_answer(detail::support_prefix, deadline_after(opts_.timeout_seconds));
+  if (a.line) return detail::parse_support(*a.line);
+  const std::string notes = joined(a.notes);
+  throw_worker_error(notes);
+  const std::string how = a.timed_out ? fmt::format("its worker hung past {:g} s (--timeout)", opts_.timeout_seconds)
+                                      : exit_text(a.status, "while answering");
+  throw error(fmt::format("{} in supports() on `{}`: {}{}", backend_text(ref), p.to_string(), how,
+                          notes.empty() ? "" : " (" + notes + ")"));
 }
 
 backend_catalog case_worker::catalog() {

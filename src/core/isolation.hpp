@@ -94,6 +94,10 @@ class case_worker {
   case_result judge(const problem& p, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                     const run_options& o);
 
+  /// The backend `ref`'s supports(p), asked in the worker. A worker that crashes or hangs past
+  /// the base time limit there is an opval::error naming the backend and the problem.
+  support supports(const backend_ref& ref, const problem& p);
+
   /// The backends the worker can make (loading the backend modules there, not here); an
   /// opval::error, one line, when the worker dies or hangs while loading them.
   backend_catalog catalog();

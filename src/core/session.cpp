@@ -39,7 +39,7 @@ std::set<std::string> canonical_contracts(const std::vector<std::string>& texts)
 }  // namespace
 
 const std::vector<std::string>& suite_tags() {
-  static const std::vector<std::string> tags = {"smoke", "regression"};
+  static const std::vector<std::string> tags = {"smoke", "regression", std::string(generated_tag)};
   return tags;
 }
 
@@ -58,6 +58,9 @@ std::vector<located_problem> select_problems(const problem_selection& s) {
   if (std::find(tags.begin(), tags.end(), s.tag) == tags.end())
     throw error(fmt::format("unknown suite tag '{}' (known: {})", s.tag, fmt::join(tags, " ")));
   std::vector<located_problem> all;
+  if (s.problems.empty() && s.tag == generated_tag)
+    throw error("--tag generated makes a suite for the kernel under test: opval run, opval coverage and "
+                "opval.check take it, other commands name their problems");
   if (s.problems.empty()) {
     all = suite_problems(s.tag, s.ops);
   } else {

@@ -27,6 +27,7 @@ bool names_a_path(const option_def& d) {
 
 constexpr unsigned run_repro_bench = for_run | for_repro | for_bench;
 constexpr unsigned every_command = run_repro_bench | for_judge;
+constexpr unsigned run_coverage = for_run | for_coverage;
 constexpr unsigned run_and_check = in_opval_run | in_opval_check;
 constexpr unsigned every_function = run_and_check | in_opval_judge;
 
@@ -34,15 +35,22 @@ std::vector<option_def> selection_options() {
   using S = option_stage;
   return {
       {.flag = "--op", .keyword = "ops", .value_name = "OP", .help = "only these ops (repeatable)",
-       .stage = S::selection, .commands = for_run | for_bench, .python = in_opval_run,
+       .stage = S::selection, .commands = for_run | for_bench | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.ops; }},
-      {.flag = "--tag", .keyword = "tag", .value_name = "smoke|regression",
-       .help = "suite to run when no --problems: smoke or regression", .stage = S::selection,
-       .commands = for_run | for_bench, .python = run_and_check,
+      {.flag = "--tag", .keyword = "tag", .value_name = "smoke|regression|generated",
+       .help = "suite to run when no --problems: smoke, regression, or generated (run: made for the backends "
+               "under test from their declared support, with a coverage report; docs/COVERAGE.md)",
+       .stage = S::selection, .commands = for_run | for_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> std::string& { return p.selection.tag; }, .show_default = true},
+      {.flag = "--suite-budget", .keyword = "suite_budget", .value_name = "N",
+       .help = "cases per op and contract of a generated suite: the base and every feature value alone always "
+               "run, pairs of values are combined until all are covered or N cases are made",
+       .stage = S::selection, .commands = run_coverage, .python = run_and_check,
+       .field = +[](session_plan& p) -> int& { return p.selection.suite_budget; }, .min = 1, .max = 1000000,
+       .show_default = true},
       {.flag = "--contract", .keyword = "contracts", .value_name = "DT",
        .help = "only cases with this dt contract, e.g. bf16 or f16:f32:f16 (repeatable)", .stage = S::selection,
-       .commands = for_run | for_bench, .python = in_opval_run,
+       .commands = for_run | for_bench | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.contracts; }},
       {.flag = "--problems", .keyword = "problems", .value_name = "FILE|DESCRIPTOR",
        .help = "a batch file (one descriptor per line) or a descriptor string (repeatable)", .stage = S::selection,
@@ -67,7 +75,7 @@ std::vector<option_def> judging_options() {
        .stage = S::per_case, .commands = every_command, .python = every_function,
        .field = +[](session_plan& p) -> int& { return p.run.worst_k; }, .min = 0, .max = 1000, .show_default = true},
       {.flag = "--jsonl", .keyword = "jsonl", .value_name = "FILE", .help = "also write one JSON record per case to FILE",
-       .stage = S::session, .commands = every_command, .python = in_opval_run,
+       .stage = S::session, .commands = every_command | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.jsonl; }},
   };
 }
@@ -78,15 +86,16 @@ std::vector<option_def> case_options() {
       {.flag = "--backend", .keyword = "backends", .value_name = "B[,B...]",
        .help = "backends under test, comma-separated or repeated; several are compared side by"
                " side on the same inputs (default sim; see `opval list backends`)",
-       .stage = S::backends, .commands = run_repro_bench, .python = in_opval_run,
+       .stage = S::backends, .commands = run_repro_bench | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::vector<std::string>& { return p.backends; }, .delimiter = ','},
       {.flag = "--plugin", .keyword = "plugin", .value_name = "PATH",
        .help = "also test the kernel plugin (shared library, see docs/PLUGINS.md); alone when"
                " no --backend is given",
-       .stage = S::backends, .commands = run_repro_bench, .python = 0,
+       .stage = S::backends, .commands = run_repro_bench | for_coverage, .python = 0,
        .field = +[](session_plan& p) -> std::string& { return p.plugin; }},
-      {.flag = "--seed", .keyword = "seed", .value_name = "N", .help = "seed of the input fill", .stage = S::per_case,
-       .commands = run_repro_bench, .python = run_and_check,
+      {.flag = "--seed", .keyword = "seed", .value_name = "N",
+       .help = "seed of the input fill (and of a generated suite's combinations)", .stage = S::per_case,
+       .commands = run_repro_bench | for_coverage, .python = run_and_check,
        .field = +[](session_plan& p) -> std::uint64_t& { return p.run.seed; }, .show_default = true},
       {.flag = "--no-perturb", .keyword = "perturb", .help = "skip the MISTRUSTED check that re-runs with a perturbed input",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
@@ -138,13 +147,13 @@ std::vector<option_def> case_options() {
       {.flag = "--isolation", .keyword = "isolation", .value_name = "process|none",
        .help = "process: run each case in a worker process, so a crash or hang is a CRASH or"
                " TIMEOUT verdict and the run goes on; none: in the opval process itself",
-       .stage = S::session, .commands = every_command, .python = in_opval_run,
+       .stage = S::session, .commands = every_command | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.isolation; }, .choices = "process none",
        .show_default = true},
       {.flag = "--timeout", .keyword = "timeout", .value_name = "SECONDS",
        .help = "per-case time limit in seconds under process isolation, plus 10 s per GFLOP of"
                " the case; past it the worker is killed and the case is a TIMEOUT",
-       .stage = S::session, .commands = every_command, .python = in_opval_run,
+       .stage = S::session, .commands = every_command | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> double& { return p.timeout; }, .min = 0, .min_exclusive = true,
        .show_default = true},
   };
@@ -153,8 +162,9 @@ std::vector<option_def> case_options() {
 std::vector<option_def> command_options() {
   using S = option_stage;
   return {
-      {.flag = "-v,--verbose", .keyword = "verbose", .help = "explain every case, not only those that did not pass",
-       .stage = S::session, .commands = for_run, .python = run_and_check,
+      {.flag = "-v,--verbose", .keyword = "verbose",
+       .help = "explain every case, not only those that did not pass (coverage: list every feature value)",
+       .stage = S::session, .commands = run_coverage, .python = run_and_check,
        .field = +[](session_plan& p) -> bool& { return p.verbose; }},
       {.flag = "--resume", .keyword = "resume", .value_name = "JOURNAL",
        .help = "finish the run whose --jsonl journal is JOURNAL (same selection and options): cases"

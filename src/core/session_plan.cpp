@@ -2,6 +2,7 @@
 // and `opval judge` do once their arguments are parsed.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -43,7 +44,19 @@ int run_problems(const session_plan& plan, Problems problems, bool verbose, std:
   const std::unique_ptr<case_executor> executor = make_executor(plan.isolation, plan.timeout);
   run_options o = make_run_options(plan, *executor);
   const std::vector<session_backend> backends = backends_of(plan, o, *executor);
-  return run_session(problems(), o, backends, *executor, session_of(plan, verbose), out, err);
+  session_options s = session_of(plan, verbose);
+  const std::vector<located_problem> selected = problems(backends, *executor, s.coverage);
+  return run_session(selected, o, backends, *executor, s, out, err);
+}
+
+/// The problems of the plan's selection: its suite generated for `backends` (with what it
+/// covers, into `coverage`) under `--tag generated`, else select_problems.
+std::vector<located_problem> session_problems(const session_plan& plan, const std::vector<session_backend>& backends,
+                                              case_executor& executor, std::vector<op_coverage>& coverage) {
+  if (!plan.selection.problems.empty() || plan.selection.tag != generated_tag) return select_problems(plan.selection);
+  session_suite suite = generate_session_suite(plan.selection, backends, executor, plan.run.seed);
+  coverage = std::move(suite.coverage);
+  return std::move(suite.problems);
 }
 
 }  // namespace
@@ -72,11 +85,17 @@ run_options make_run_options(const session_plan& plan, case_executor& executor) 
 int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err) {
   check_resumable(plan);
   check_output_files_differ(plan);
-  return run_problems(plan, [&] { return select_problems(plan.selection); }, plan.verbose, out, err);
+  const auto problems = [&](const std::vector<session_backend>& backends, case_executor& executor,
+                            std::vector<op_coverage>& coverage) {
+    return session_problems(plan, backends, executor, coverage);
+  };
+  return run_problems(plan, problems, plan.verbose, out, err);
 }
 
 int repro_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err) {
-  const auto problem = [&] { return std::vector<located_problem>{{parse_problem(descriptor), "<command line>"}}; };
+  const auto problem = [&](const auto&, auto&, auto&) {
+    return std::vector<located_problem>{{parse_problem(descriptor), "<command line>"}};
+  };
   return run_problems(plan, problem, true, out, err);
 }
 
@@ -104,6 +123,27 @@ int judge_plan(const session_plan& plan, const std::string& descriptor, std::ost
   if (!any_case_ran(summary)) err << "opval: nothing was judged (" << r.v.reason << ")\n";
   if (jsonl) jsonl->check_reached();
   return run_exit_code(summary);
+}
+
+int coverage_plan(const session_plan& plan, std::ostream& out, std::ostream& err) {
+  check_output_files_differ(plan);
+  const std::unique_ptr<case_executor> executor = make_executor(plan.isolation, plan.timeout);
+  run_options o = make_run_options(plan, *executor);
+  const std::vector<session_backend> backends = backends_of(plan, o, *executor);
+  const session_suite suite = generate_session_suite(plan.selection, backends, *executor, plan.run.seed);
+  std::optional<output_file> jsonl;
+  if (!plan.jsonl.empty()) jsonl.emplace(plan.jsonl, false, "JSONL");
+  for (const op_coverage& c : suite.coverage)
+    if (jsonl) jsonl->stream() << coverage_json(c) << '\n' << std::flush, jsonl->record_written();
+  print_coverage(suite.coverage, plan.verbose, plan.console.width, out);
+  out << fmt::format("\n{} generated case{} for {}\n", suite.problems.size(), suite.problems.size() == 1 ? "" : "s",
+                     o.backend);
+  if (jsonl) jsonl->check_reached();
+  if (suite.problems.empty()) {
+    err << "opval: the backends run no problem of the selection\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace opval

@@ -88,6 +88,12 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   const std::optional<known_failures> known =
       s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
   for (auto& r : reporters) r->on_start(o);
+  if (jsonl && s.resume.empty()) {  // a resumed journal has them already
+    for (const op_coverage& c : s.coverage) {
+      jsonl->stream() << coverage_json(c) << '\n' << std::flush;
+      jsonl->record_written();
+    }
+  }
   run_summary summary;
   const auto start = std::chrono::steady_clock::now();
   const detail::interruption_watch interruption;
@@ -117,6 +123,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   }
   progress.stop();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!s.quiet) print_coverage(s.coverage, s.verbose, s.console.width, out);
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
   if (const int signo = interruption.signal()) {

@@ -147,6 +147,10 @@ class request_handler {
     send(detail::catalog_prefix, detail::catalog_line({backend_names(), detail::unloadable_backend_modules()}));
   }
 
+  void operator()(const detail::supports_request& r) const {
+    send(detail::support_prefix, detail::support_line(backend_for(r.ref, backends_).supports(r.prob)));
+  }
+
   void operator()(detail::case_request& r) const {
     backend& b = backend_for(r.ref, backends_);
     attach_reference(r.opts, backends_);

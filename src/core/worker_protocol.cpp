@@ -112,6 +112,11 @@ worker_request request_from(const json& j) {
                          r.at("outputs").get<std::vector<std::string>>(), options_from(r.at("options"))};
   }
   if (j.contains("catalog")) return catalog_request{j.at("catalog").at("skip").get<std::map<std::string, std::string>>()};
+  if (j.contains("supports")) {
+    const json& r = j.at("supports");
+    return supports_request{{r.at("backend").get<std::string>(), r.at("plugin").get<std::string>()},
+                            parse_problem(r.at("descriptor").get<std::string>())};
+  }
   return case_request{{parse_problem(j.at("descriptor").get<std::string>()), j.at("source").get<std::string>()},
                       {j.at("backend").get<std::string>(), j.at("plugin").get<std::string>()},
                       options_from(j.at("options"))};
@@ -143,6 +148,22 @@ std::string judge_request_line(const problem& p, const std::vector<std::string>&
                                const std::vector<std::string>& outputs, const run_options& o) {
   return line_of(
       {{"judge", {{"descriptor", p.to_string()}, {"inputs", inputs}, {"outputs", outputs}, {"options", options_json(o)}}}});
+}
+
+std::string supports_request_line(const backend_ref& ref, const problem& p) {
+  return line_of({{"supports", {{"backend", ref.name}, {"plugin", ref.plugin_path}, {"descriptor", p.to_string()}}}});
+}
+
+std::string support_line(const support& s) {
+  return line_of({{"ok", s.ok}, {"state", std::string(to_string(s.st))}, {"reason", s.reason}});
+}
+
+support parse_support(std::string_view line) {
+  return read_answer(line, "supports() answer", [](const json& j) {
+    const std::optional<state> st = parse_state(j.at("state").get<std::string>());
+    if (!st) throw error("unreadable supports() answer from the worker: unknown state");
+    return support{j.at("ok").get<bool>(), *st, j.at("reason").get<std::string>()};
+  });
 }
 
 std::string catalog_request_line(const std::map<std::string, std::string>& skip) {

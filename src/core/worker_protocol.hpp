@@ -56,15 +56,26 @@ std::string catalog_request_line(const std::map<std::string, std::string>& skip)
 std::string catalog_line(const backend_catalog& c);
 backend_catalog parse_catalog(std::string_view line);
 
+/// A request for a backend's supports() answer on one problem (a generated suite asks many);
+/// the answer as one line and its inverse.
+struct supports_request {
+  backend_ref ref;
+  problem prob;
+};
+std::string supports_request_line(const backend_ref& ref, const problem& p);
+std::string support_line(const support& s);
+support parse_support(std::string_view line);
+
 /// Any request, read from its line in one parse: the inverse of request_line, describe_line,
-/// judge_request_line and catalog_request_line. Throws opval::error on a malformed line.
-using worker_request = std::variant<case_request, describe_request, judge_request, catalog_request>;
+/// judge_request_line, catalog_request_line and supports_request_line. Throws opval::error on a malformed line.
+using worker_request = std::variant<case_request, describe_request, judge_request, catalog_request, supports_request>;
 worker_request parse_worker_request(std::string_view line);
 
 inline constexpr std::string_view result_prefix = "R ";
 inline constexpr std::string_view identity_prefix = "B ";
 inline constexpr std::string_view note_prefix = "N ";
 inline constexpr std::string_view catalog_prefix = "C ";
+inline constexpr std::string_view support_prefix = "S ";
 /// The note a worker sends before it loads a backend module (its file follows).
 inline constexpr std::string_view loading_note = "loading backend module ";
 

@@ -245,6 +245,12 @@ int opval_main(int argc, char** argv) {
   repro->add_option("descriptor", descriptor, "the problem, e.g. 'matmul m=4 n=5 k=3 dt=bf16'")->required();
   add_options(*repro, repro_plan_, for_repro);
 
+  session_plan coverage_plan_;
+  CLI::App* coverage = app.add_subcommand(
+      "coverage", "what the generated suite (--tag generated) covers of each op on the backends under test, from "
+                  "their declared support, without running a kernel (docs/COVERAGE.md)");
+  add_options(*coverage, coverage_plan_, for_coverage);
+
   CLI::App* judge = app.add_subcommand(
       "judge", "judge arrays you already have: outputs saved from a model or another tool, for their inputs"
                " (.npy files named after the operands, .npz archives keyed by them, ONNX TensorProto .pb files;"
@@ -305,9 +311,9 @@ int opval_main(int argc, char** argv) {
   for (CLI::App* cmd : {run, repro, judge}) cmd->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "graph"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench graph)", argv[1]))));
+    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph)", argv[1]))));
   if (cli::runs_in_python(argc, argv)) return cli::run_in_python(argc, argv);
   if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
       !std::set<std::string>{"info", "reference"}.contains(argv[2]))
@@ -342,8 +348,13 @@ int opval_main(int argc, char** argv) {
     return print_comparison(std::cout, compare_bench_files(base, next, co), co) ? exit_passed : exit_failed;
   }
   for (const auto& [command, plan] :
-       {std::pair{run, &run_plan_}, {repro, &repro_plan_}, {bench, &bench_plan_}, {judge, &judge_plan_}})
+       {std::pair{run, &run_plan_}, {repro, &repro_plan_}, {bench, &bench_plan_}, {judge, &judge_plan_},
+        {coverage, &coverage_plan_}})
     if (*command) check_timeout_applies(*command, *plan), plan->console = detect_console_style();
+  if (*coverage) {
+    coverage_plan_.selection.tag = std::string(generated_tag);
+    return coverage_plan(coverage_plan_, std::cout, std::cerr);
+  }
   if (*bench) return bench_plan(bench_plan_, std::cout);
   if (*run) {
     run_plan_.command = command_line(argc, argv);

@@ -25,6 +25,8 @@ class avg_pool2d_spec final : public pool::mean_pool_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// The pooling windows, the layouts, the fills, count_include_pad.
+  feature_table features() const override;
 };
 
 }  // namespace opval::ops::avg_pool2d

@@ -59,6 +59,12 @@ struct converter {
   overflow ovf;
 };
 
+/// Whether a cast from `src` / to `dst` has many distinct values: the runner's rounding-bias
+/// test reads the repeated rounding errors of a few values as bias, so tie-breaking fills need
+/// many values on both ends, and scaling many source values.
+bool many_source_values(dtype src);
+bool many_destination_values(dtype dst);
+
 class cast_spec final : public eltwise::unary_spec {
  public:
   std::string_view name() const override;
@@ -74,6 +80,8 @@ class cast_spec final : public eltwise::unary_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// Shapes and layouts, fills, saturation, flush-to-zero and scaling, at every pair of types.
+  feature_table features() const override;
 
  protected:
   double flops_per_element(const problem& p) const override;

@@ -22,8 +22,8 @@ std::vector<std::string> cast_spec::suite(std::string_view tag) const {
     for (dtype b : all_types) {
       // The runner's bias test reads the repeated rounding errors of a few distinct values
       // as bias: ties only where dst has many values, scaling only sources with many values.
-      const bool many_src = traits(a).precision >= 8 || (!is_float(a) && a != dtype::boolean);
-      const bool many_dst = traits(b).precision >= 8 || (!is_float(b) && traits(b).is_signed);
+      const bool many_src = many_source_values(a);
+      const bool many_dst = many_destination_values(b);
       eltwise::suite_axis fills{"", "fill=special", "fill=wide", "fill=large", "fill=uniform"};
       if (many_dst && many_src) fills.push_back("fill=ties");
       eltwise::suite_axis modes{"", "saturate=1", "denorm=ftz"};

@@ -89,4 +89,12 @@ std::vector<std::string> activation_spec::suite(std::string_view tag) const {
   return lines;
 }
 
+feature_table activation_spec::features() const {
+  const named_axis axes[] = {{"variant", variants()},
+                             {"shape", unary_shapes(false)},
+                             {"fill", generic_fills(false, exact_on_integers())},
+                             {"contract option", contract_option_values(false, *this)}};
+  return axes_table(axes, contracts());
+}
+
 }  // namespace opval::ops::eltwise

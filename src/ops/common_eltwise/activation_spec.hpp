@@ -29,6 +29,8 @@ class activation_spec : public unary_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// The variants, the unary shapes and layouts, the generic fills and the contract options.
+  feature_table features() const override;
 
  protected:
   /// f(x) in fp64 for finite x.

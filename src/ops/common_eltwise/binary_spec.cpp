@@ -111,12 +111,11 @@ std::vector<error_bound> binary_spec::bound(const problem& p, const fill_traits&
   return v;
 }
 
-std::vector<std::string> binary_spec::suite(std::string_view tag) const {
-  const bool smoke = tag == "smoke";
-  if (!smoke && tag != "regression") return {};
-  // Broadcasting patterns: same shape, scalar, row, column, outer product, 4-D, both sides.
-  const suite_axis shapes =
-      smoke ? suite_axis{"shape_a=13x61 shape_b=61", "shape_a=37 shape_b=37", "shape_a=5x7 shape_b=scalar",
+namespace {
+
+/// Broadcasting patterns: same shape, scalar, row, column, outer product, 4-D, both sides.
+suite_axis broadcast_shapes(bool smoke) {
+  return smoke ? suite_axis{"shape_a=13x61 shape_b=61", "shape_a=37 shape_b=37", "shape_a=5x7 shape_b=scalar",
                          "shape_a=17x1 shape_b=1x19", "shape_a=2x3x5x7 shape_b=3x1x7 stride_pad=2 step=2"}
             : suite_axis{"shape_a=33x65 shape_b=65",
                          "shape_a=1 shape_b=1",
@@ -136,9 +135,24 @@ std::vector<std::string> binary_spec::suite(std::string_view tag) const {
                          // Empty tensors: 1 broadcasts to 0 as to any extent.
                          "shape_a=0x5 shape_b=5",
                          "shape_a=3x1 shape_b=0"};
+}
+
+}  // namespace
+
+std::vector<std::string> binary_spec::suite(std::string_view tag) const {
+  const bool smoke = tag == "smoke";
+  if (!smoke && tag != "regression") return {};
+  const suite_axis shapes = broadcast_shapes(smoke);
   const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_option_values(smoke, *this)};
   const auto cs = contracts();
   return covering_lines(name(), axes, cs);
+}
+
+feature_table binary_spec::features() const {
+  const named_axis axes[] = {{"broadcast", broadcast_shapes(false)},
+                             {"fill", generic_fills(false, true)},
+                             {"contract option", contract_option_values(false, *this)}};
+  return axes_table(axes, contracts());
 }
 
 }  // namespace opval::ops::eltwise

@@ -33,6 +33,8 @@ class binary_spec : public op_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// The broadcasting patterns and layouts, the generic fills and the contract options.
+  feature_table features() const override;
 
  protected:
   /// a (op) b in double.

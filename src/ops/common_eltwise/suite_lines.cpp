@@ -76,6 +76,17 @@ suite_axis contract_option_values(bool smoke, const op_spec& op) {
   return axis;
 }
 
+feature_table axes_table(std::span<const named_axis> axes, std::vector<std::string> contracts) {
+  feature_table t;
+  t.contracts = std::move(contracts);
+  for (const named_axis& a : axes) {
+    if (a.values.empty()) continue;
+    if (!a.values.front().empty()) t.base += (t.base.empty() ? "" : " ") + a.values.front();
+    if (a.values.size() > 1) t.features.push_back({a.name, {a.values.begin() + 1, a.values.end()}});
+  }
+  return t;
+}
+
 void append(std::vector<std::string>& a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
 }

@@ -29,6 +29,16 @@ suite_axis generic_fills(bool smoke, bool exact_on_integers);
 /// Non-default contract options: directed rounding of acc, flush-to-zero; those `op` reads.
 suite_axis contract_option_values(bool smoke, const op_spec& op);
 
+/// A named suite axis, for a feature table.
+struct named_axis {
+  std::string name;
+  suite_axis values;
+};
+
+/// The feature table of named axes: the base is every axis's first value, each axis a feature
+/// of its other values.
+feature_table axes_table(std::span<const named_axis> axes, std::vector<std::string> contracts);
+
 /// Appends b to a.
 void append(std::vector<std::string>& a, const std::vector<std::string>& b);
 

@@ -341,6 +341,31 @@ std::string suite_quant_attrs(const contract& c, std::int64_t k) {
   return s;
 }
 
+std::vector<suite_feature> epilogue_features(bool with_beta) {
+  std::vector<suite_feature> f{{"alpha", {"alpha=0.5", "alpha=-1.5"}}};
+  if (with_beta) f.push_back({"beta", {"beta=0.5", "beta=1"}});
+  for (suite_feature& more : std::vector<suite_feature>{
+           {"bias", {"bias=1"}},
+           {"activation", {"act=relu", "act=gelu", "act=gelu_tanh", "act=silu"}},
+           {"residual", {"residual=1"}},
+           {"per-channel scale", {"scale_b_mode=per_channel"}},
+           {"fill", {"fill=uniform", "fill=positive", "fill=exact", "fill=wide", "fill=cancel", "fill=special"}}})
+    f.push_back(std::move(more));
+  return f;
+}
+
+void add_gemm_rules(feature_table& t, std::function<std::int64_t(const problem&)> k_of) {
+  t.complete = [k_of](const problem& p) { return suite_quant_attrs(p.dt, k_of(p)); };
+  t.not_meaningful = [](const problem& p) -> std::string {
+    if (is_float(p.dt.src)) return "";
+    if (p.fill != "default" && p.fill != "normal" && p.fill != "positive" && p.fill != "exact")
+      return "fill " + p.fill + " is for floating-point inputs";
+    // An integer dst's coarse lattice repeats rounding errors, which the bias test reads as bias.
+    if (p.fill == "exact" && !is_float(p.dt.dst)) return "exact fill with an integer output: repeated rounding errors";
+    return "";
+  };
+}
+
 operand_slots slots_of(const epilogue_spec& e) {
   operand_slots s;
   int next = 2;

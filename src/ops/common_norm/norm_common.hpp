@@ -69,6 +69,12 @@ std::vector<std::string> suite_fills();
 /// The base of the normalization ops: everything but which elements form a row (geometry),
 /// the attributes that say so, their layouts and the suites. A derived op's reference.cpp,
 /// bound.cpp and suite.cpp override those stages by calling the family's functions below.
+/// Why a norm problem cannot be judged ("" when it can): a row of one element without affine is
+/// always beta (or 0) and tests nothing; a constant row of rms_norm without gamma repeats one
+/// value (and one rounding error) n times, which the rounding-bias test, assuming independent
+/// errors, reads as bias. The suites and the feature tables leave both out.
+std::string norm_case_not_meaningful(norm_kind kind, const geometry& g, const std::string& fill);
+
 class norm_spec : public op_spec {
  public:
   explicit norm_spec(norm_kind kind) : kind_(kind) {}

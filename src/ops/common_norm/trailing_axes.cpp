@@ -105,4 +105,22 @@ std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_vie
   return lines;
 }
 
+feature_table trailing_axes_spec::features() const {
+  feature_table t;
+  t.base = "shape=6x13 norm_axes=1 eps=1e-05 affine=1";
+  std::vector<std::string> fills;
+  for (const std::string& f : suite_fills())
+    if (f != "default") fills.push_back("fill=" + f);
+  t.features = {{"rows",
+                 {"shape=7x1", "shape=5x2", "shape=9x3", "shape=8x31", "shape=4x97", "shape=3x257", "shape=4x1000",
+                  "shape=12x768", "shape=2x4096", "shape=0x768", "shape=2x3x5x7 norm_axes=2",
+                  "shape=3x4x64 norm_axes=2"}},
+                {"eps", {"eps=1e-12", "eps=0.1"}},
+                {"affine", {"affine=0"}},
+                {"padded rows", {"ld=24", "ld=4160"}},
+                {"fill", fills}};
+  t.not_meaningful = [this](const problem& p) { return norm_case_not_meaningful(kind(), geometry_of(p), p.fill); };
+  return t;
+}
+
 }  // namespace opval::ops::norm

@@ -18,6 +18,8 @@ class trailing_axes_spec : public norm_spec {
   geometry geometry_of(const problem& p) const override;
   /// Row-major, or with padded rows when ld is set.
   layout data_layout(const problem& p) const override;
+  /// Row lengths from 1 to 4096, two normalized axes, padded rows, eps, affine, the fills.
+  feature_table features() const override;
 
  protected:
   /// Descriptor lines of the `smoke` and `regression` suites of a trailing-axes norm.

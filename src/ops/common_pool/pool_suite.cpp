@@ -57,4 +57,14 @@ std::vector<std::string> suite_lines(const op_spec& op, const std::vector<std::s
   return lines;
 }
 
+feature_table pool_features(const std::vector<std::string>& planes) {
+  feature_table t;
+  t.base = planes.front() + " layout=nchw";
+  std::vector<std::string> fills;
+  for (const std::string& f : suite_fills())
+    if (f != "default") fills.push_back("fill=" + f);
+  t.features = {{"window", {planes.begin() + 1, planes.end()}}, {"layout", {"layout=nhwc"}}, {"fill", fills}};
+  return t;
+}
+
 }  // namespace opval::ops::pool

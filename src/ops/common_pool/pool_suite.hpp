@@ -35,4 +35,8 @@ std::vector<std::string> suite_lines(
     const std::function<std::string(std::size_t)>& extra = {},
     const std::function<bool(const std::string& contract, const std::string& shape)>& keep = {});
 
+/// A pooling feature table: `planes` (attribute text, the first the base) as one feature, the
+/// nhwc layout, and the suite fills.
+feature_table pool_features(const std::vector<std::string>& planes);
+
 }  // namespace opval::ops::pool

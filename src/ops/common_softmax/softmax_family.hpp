@@ -98,6 +98,8 @@ class softmax_family_spec : public op_spec {
   std::vector<std::string> contracts() const override {
     return {"f32:f32:f32", "bf16:f32:bf16", "f16:f32:f16", "bf16:f32:f32", "f32:f32:bf16", "f32:f32:f16"};
   }
+  /// The generated suites' features (softmax_family_features).
+  feature_table features() const override;
 
   void validate(const problem& p) const override {
     const softmax_family_params q = params_of(p);
@@ -266,6 +268,21 @@ inline std::vector<std::string> softmax_family_suite(std::string_view op, std::s
   for (std::size_t c = 0; c < contracts.size(); ++c)
     for (const auto& fill : fills) add("3x129", -1, contract_for(fill, c), fill);
   return lines;
+}
+
+/// The features of both ops' generated suites: the shapes and axes of the regression suite, the
+/// fills, and directed accumulation and flush-to-zero.
+inline feature_table softmax_family_spec::features() const {
+  feature_table t;
+  t.base = "shape=3x129 axis=-1";
+  t.features = {{"shape and axis",
+                 {"shape=1 axis=0", "shape=1x1 axis=-1", "shape=7 axis=-1", "shape=3x1 axis=1", "shape=5x17 axis=0",
+                  "shape=2x31x3 axis=1", "shape=2x3x31 axis=-2", "shape=2x1000 axis=1", "shape=3x2x2x37 axis=-4",
+                  "shape=1x4099 axis=-1", "shape=16x64 axis=-1", "shape=6x255 axis=1", "shape=0x64 axis=-1",
+                  "shape=4x0 axis=0"}},
+                {"fill", {"fill=uniform", "fill=large", "fill=special", "fill=constant_rows"}},
+                {"contract option", {"acc_round=rz", "denorm=ftz"}}};
+  return t;
 }
 
 }  // namespace opval::ops::softmax

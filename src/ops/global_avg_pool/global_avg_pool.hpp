@@ -23,6 +23,8 @@ class global_avg_pool_spec final : public pool::mean_pool_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// Planes from 1x1 to 56x56, empty ones, the layouts, the fills.
+  feature_table features() const override;
 };
 
 }  // namespace opval::ops::global_avg_pool

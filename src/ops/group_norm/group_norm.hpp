@@ -45,6 +45,8 @@ class group_norm_spec final : public norm::norm_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// Group sizes from one channel to all, 0 to 3 spatial dims, layouts, eps, affine, the fills.
+  feature_table features() const override;
 };
 
 }  // namespace opval::ops::group_norm

@@ -82,6 +82,8 @@ class matmul_spec final : public op_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// Sizes, transposes, leading dimensions, batches, the epilogue, the fills.
+  feature_table features() const override;
 
  private:
   attr_schema schema_;

@@ -35,6 +35,8 @@ class max_pool2d_spec final : public pool::pool_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// The pooling windows with the dilated ones, the layouts, the fills.
+  feature_table features() const override;
 };
 
 }  // namespace opval::ops::max_pool2d

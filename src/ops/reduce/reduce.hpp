@@ -86,6 +86,8 @@ class reduce_spec final : public op_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
+  /// Shapes and axes (inner, outer, middle, several, all, empty), kinds, keepdims, the fills.
+  feature_table features() const override;
 };
 
 }  // namespace opval::ops::reduce
