@@ -99,6 +99,9 @@ bool contiguous(const opval_tensor& t) {
 
 OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_version(void) { return OPVAL_PLUGIN_ABI_VERSION; }
 
+// Minor 1: p->contract carries the options too, so f32 below means f32 with the default ones.
+OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_minor_version(void) { return OPVAL_PLUGIN_ABI_MINOR_VERSION; }
+
 OPVAL_PLUGIN_EXPORT const char* opval_plugin_name(void) {
 #if PLANT_BUG
   return "cuda_softmax_buggy";

@@ -124,10 +124,11 @@ bool read_options(const opval_problem* p, options& o, char* reason, size_t size)
   return true;
 }
 
-/* Checks the contract types (src:acc:dst, no x/@) and the contract options in the
- * descriptor (` mid=bf16` ...); sets o.mid_bf16. Returns false with a reason. */
+/* Checks the contract's types (src:acc:dst, no x/@) and its options (` mid=bf16` ...), both in
+ * p->contract under ABI minor 1; sets o.mid_bf16. Returns false with a reason. */
 bool read_contract(const opval_problem* p, options& o, char* reason, size_t size) {
-  const std::string c = p->contract;
+  const std::string whole = p->contract;
+  const std::string c = whole.substr(0, whole.find(' '));
   const size_t a = c.find(':'), b = c.rfind(':');
   const std::string src = c.substr(0, a), acc = c.substr(a + 1, b - a - 1), dst = c.substr(b + 1);
   auto io = [](const std::string& t) { return t == "f32" || t == "bf16"; };
@@ -135,7 +136,7 @@ bool read_contract(const opval_problem* p, options& o, char* reason, size_t size
     return report(0, reason, size,
                   "%s implements Q/K/V f32 or bf16 with f32 accumulation and f32 or bf16 output "
                   "(e.g. bf16:f32:bf16), not %s", plugin_name, c.c_str());
-  const char* d = p->descriptor;
+  const char* d = whole.c_str() + c.size();  // the options, each ` key=value`
   for (const char* key : {" in_round=", " acc_round=", " dst_round=", " denorm=", " ulp="}) {
     if (const char* at = std::strstr(d, key))
       return report(0, reason, size, "%s rounds to nearest even with IEEE subnormals and libm expf; "
@@ -317,6 +318,8 @@ int run(const opval_problem* p, const opval_tensor* in, size_t n_in, opval_tenso
 }  // namespace
 
 OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_version(void) { return OPVAL_PLUGIN_ABI_VERSION; }
+
+OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_minor_version(void) { return OPVAL_PLUGIN_ABI_MINOR_VERSION; }
 
 OPVAL_PLUGIN_EXPORT const char* opval_plugin_name(void) { return plugin_name; }
 

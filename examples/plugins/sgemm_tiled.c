@@ -53,6 +53,10 @@ static const struct {
 
 uint32_t opval_plugin_abi_version(void) { return OPVAL_PLUGIN_ABI_VERSION; }
 
+/* Minor 1: p->contract is the whole contract, so the strcmp below accepts f32 with the default
+ * options only, not f32:f32:f32 denorm=ftz or acc_round=rz. */
+uint32_t opval_plugin_abi_minor_version(void) { return OPVAL_PLUGIN_ABI_MINOR_VERSION; }
+
 const char* opval_plugin_name(void) { return PLANT_BUG ? "sgemm_tiled_buggy" : "sgemm_tiled"; }
 
 int opval_plugin_supports(const opval_problem* p, char* reason, size_t reason_size) {

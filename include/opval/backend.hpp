@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,16 @@ struct support {
   static support unimplemented(std::string why) {
     return {false, state::unimplemented, std::move(why)};
   }
+};
+
+/// Thrown by a backend's prepare or execute that meets a problem it cannot run after all, found
+/// only at run time (a shape its heuristics reject, a workspace the device cannot hold): the
+/// case is SKIPPED with what() as its reason, as if supports() had said so. Not a defect of
+/// the kernel, unlike any other exception (FAILED). Python kernels raise opval.Unsupported and
+/// plugins of ABI minor 1 return OPVAL_PLUGIN_DECLINED (opval/plugin.h), which become this.
+class declined : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// What actually ran: the implementation name and the contract it really computed.
@@ -49,7 +60,7 @@ class backend {
   /// and host-to-device copies of `in`. Called before every execute with the same tensors.
   virtual void prepare(const problem& p, std::span<const tensor> in, std::span<tensor> out) {}
   /// Runs p on inputs (as op_spec::inputs describes) writing outputs (as outputs describes);
-  /// a device backend may return once the work is launched.
+  /// a device backend may return once the work is launched. Throws `declined` to decline p.
   virtual execution_info execute(const problem& p, std::span<const tensor> in,
                                  std::span<tensor> out) = 0;
   /// Waits for the work execute launched and leaves its results in `out` (device-to-host

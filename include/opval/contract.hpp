@@ -59,6 +59,18 @@ contract parse_contract_types(std::string_view text);
 /// `deterministic`) to c. Returns false when `key` is not a contract option; throws on a bad value.
 bool apply_contract_option(contract& c, std::string_view key, std::string_view value);
 
+/// Every option of c not at its default as ` key=value` pairs, in the order of the descriptor
+/// syntax (mid, in_round, acc_round, dst_round, denorm, ulp, deterministic); "" when all are
+/// at their defaults (rne roundings, ieee denormals, mid = acc, cuda ulps, deterministic).
+/// c.to_string() is `dt=` + c.types_string() + this.
+std::string options_string(const contract& c);
+/// Parses a whole contract, `types [key=value ...]` (an optional leading `dt=`, so that
+/// to_string() reads back), as opval.Contract, the contracts a kernel declares and a plugin's
+/// opval_problem.contract hold it: the types as parse_contract_types, then each option as
+/// apply_contract_option (the descriptor parser reads the same parts token by token). Throws
+/// opval::error naming an unknown or repeated option, or a word that is not key=value.
+contract parse_contract(std::string_view text);
+
 }  // namespace opval
 
 namespace opval {

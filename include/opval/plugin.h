@@ -8,7 +8,10 @@
  * The ABI is plain C (C99 and C++) so that plugins can be built by any compiler and do not
  * depend on opval's C++ types. Compatibility rule: OPVAL_PLUGIN_ABI_VERSION changes whenever
  * a type or function below changes layout or meaning; opval refuses plugins built for another
- * version (rebuild the plugin against the new header).
+ * version (rebuild the plugin against the new header). Within a version, minor versions
+ * (OPVAL_PLUGIN_ABI_MINOR_VERSION) add what a plugin opts into by exporting
+ * opval_plugin_abi_minor_version(): a plugin that does not export it is minor 0 and keeps
+ * working, with the meaning minor 0 gave every code and field.
  *
  * Ownership: opval owns all memory it passes (problems, strings, shapes, strides, tensor
  * data, message buffers). Every pointer is valid only for the duration of the call that
@@ -24,6 +27,12 @@
 
 /** The ABI version this header describes; opval_plugin_abi_version() must return it. */
 #define OPVAL_PLUGIN_ABI_VERSION 1
+
+/** The minor version this header describes; opval_plugin_abi_minor_version(), where a plugin
+ * exports it, returns it. What each minor adds (a plugin without the function is minor 0):
+ *   1: opval_problem.contract is the whole contract, types and options (see there), and
+ *      opval_plugin_execute() may return OPVAL_PLUGIN_DECLINED. */
+#define OPVAL_PLUGIN_ABI_MINOR_VERSION 1
 
 #ifdef __cplusplus
 #define OPVAL_PLUGIN_EXTERN_C extern "C"
@@ -91,8 +100,15 @@ typedef struct opval_attr {
 typedef struct opval_problem {
   const char* op;           /**< op name, e.g. "matmul" */
   const char* descriptor;   /**< canonical one-line descriptor (as `opval repro` takes it) */
-  const char* contract;     /**< the types of the numeric contract, e.g. "bf16:f32:bf16";
-                                 further contract options (dst_round=...) are in descriptor */
+  const char* contract;     /**< minor >= 1: the whole numeric contract, its types then each
+                                 option not at its default as " key=value", as the descriptor
+                                 writes them: "f32:f32:f32", "bf16:f32:bf16 mid=bf16",
+                                 "f32:f32:f32 denorm=ftz". So a plugin that accepts
+                                 strcmp(contract, "f32:f32:f32") == 0 accepts f32 with the
+                                 default options only (rne, ieee denormals, mid = acc, cuda ulps,
+                                 deterministic). Minor 0: the types alone, and opval gives a
+                                 minor-0 plugin no problem whose contract has an option (those
+                                 are UNIMPLEMENTED), as it could not tell them apart. */
   const opval_attr* attrs;  /**< n_attrs attributes */
   size_t n_attrs;
 } opval_problem;
@@ -102,9 +118,20 @@ typedef struct opval_problem {
 #define OPVAL_PLUGIN_UNIMPLEMENTED 1 /**< no kernel for this problem (case is UNIMPLEMENTED) */
 #define OPVAL_PLUGIN_SKIPPED 2       /**< a kernel exists but cannot run here (e.g. CPU lacks AVX2) */
 
+/** Minor >= 1: what opval_plugin_execute() returns to decline a problem it accepted but finds,
+ * at run time, that it cannot run (a workspace it cannot allocate, a case its heuristics
+ * reject), after writing the reason into `error`: the case is SKIPPED with that reason, not
+ * FAILED. From a minor-0 plugin this code is a failure like any other nonzero code. */
+#define OPVAL_PLUGIN_DECLINED 3
+
 /** The ABI version the plugin was built for: return OPVAL_PLUGIN_ABI_VERSION. opval calls it
  * first and refuses the plugin on a mismatch. */
 OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_version(void);
+
+/** OPTIONAL: the minor version the plugin was built for: return
+ * OPVAL_PLUGIN_ABI_MINOR_VERSION. Without it the plugin is minor 0. opval refuses a plugin
+ * whose minor is newer than its own (it would not honour what the plugin relies on). */
+OPVAL_PLUGIN_EXPORT uint32_t opval_plugin_abi_minor_version(void);
 
 /** A short name of the implementation (e.g. "sgemm_tiled"); opval names the backend
  * "plugin:<name>". The string must stay valid while the plugin is loaded (a literal). */
@@ -124,8 +151,10 @@ OPVAL_PLUGIN_EXPORT int opval_plugin_supports(const opval_problem* problem, char
  * tensors the work must be complete when the function returns, for device tensors it must be
  * enqueued on `stream` (see opval_plugin_device). Returns 0 on success; otherwise a nonzero code
  * after writing a NUL-terminated message of at most error_size bytes into `error` (the
- * case becomes FAILED with that message and the run goes on). Called only for problems
- * opval_plugin_supports() accepted; may be called several times per case. */
+ * case becomes FAILED with that message and the run goes on), or, minor >= 1,
+ * OPVAL_PLUGIN_DECLINED with the reason (the case becomes SKIPPED with it). Called only for
+ * problems opval_plugin_supports() accepted; may be called several times per case (a decline
+ * after an earlier call of the same case ran is SKIPPED too, its reason saying so). */
 OPVAL_PLUGIN_EXPORT int opval_plugin_execute(const opval_problem* problem,
                                              const opval_tensor* inputs, size_t n_inputs,
                                              opval_tensor* outputs, size_t n_outputs,

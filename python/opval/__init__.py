@@ -12,7 +12,7 @@ import os
 
 from . import _opval
 from ._opval import (AttrDef, Backend, CaseResult, Contract, KnownFailures, Op, Operand, OutputVerdict, Policy, Problem, Reporter,
-                     RunOptions, RunSummary, Support, Tensor, Worker, backend_names, dtype, dtype_info, find_op,
+                     RunOptions, RunSummary, Support, Tensor, Unsupported, Worker, backend_names, dtype, dtype_info, find_op,
                      load_plugin, ops, parse_dtype, read_problem_file, round_to, select_problems, suite_problems, ulp,
                      ulp_distance)
 from .arrays import from_any, numpy_dtype, to_jax, to_numpy, to_torch
@@ -48,7 +48,7 @@ _route_logs_to_logging(logger.getEffectiveLevel())
 
 __all__ = [
     "AttrDef", "Backend", "CaseResult", "CheckFailure", "CheckResult", "Contract", "KernelSpec", "KnownFailures", "Op", "Operand",
-    "OutputVerdict", "Policy", "Problem", "Reporter", "RunOptions", "RunSummary", "Support", "Tensor", "Worker",
+    "OutputVerdict", "Policy", "Problem", "Reporter", "RunOptions", "RunSummary", "Support", "Tensor", "Unsupported", "Worker",
     "RunResult", "backend_names", "between", "check", "coverage", "graph", "judge", "kernel_backend", "run", "dtype", "dtype_info", "find_op", "from_any", "load_plugin", "logger",
     "numpy_dtype", "one_of", "ops", "parse_dtype", "rank", "read_problem_file", "round_to", "select_problems", "set_log_level",
     "suite_problems", "to_jax", "to_numpy", "to_torch", "ulp", "ulp_distance", "where", "worker_executable",

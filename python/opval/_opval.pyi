@@ -98,7 +98,7 @@ class Contract:
 
     def __init__(self, text: str) -> None:
         """
-        Parses a dt= value such as 'bf16', 'f32@tf32:f32:f32' or 'u8xi8:i32:f32'
+        Parses a contract: its types ('bf16', 'f32@tf32:f32:f32', 'u8xi8:i32:f32'), then options ('bf16:f32:bf16 mid=bf16', 'f32 denorm=ftz acc_round=rz'); str() of a Contract reads back
         """
 
     @property
@@ -170,6 +170,11 @@ class Contract:
 
     def types_string(self) -> str:
         """src[xwei][@math]:acc:dst"""
+
+    def options_string(self) -> str:
+        """
+        ' key=value' for each option not at its default ('' when none): ' mid=bf16 denorm=ftz'
+        """
 
     def __str__(self) -> str: ...
 
@@ -393,6 +398,11 @@ class Support:
     def reason(self) -> str: ...
 
     def __bool__(self) -> bool: ...
+
+class Unsupported(Exception):
+    """
+    Raised by a kernel (opval.check, opval.kernel_backend) that declines a problem it meets at run time: the case is SKIPPED with str() of it as the reason, not FAILED.
+    """
 
 class Backend:
     """Something that executes problems"""

@@ -29,15 +29,24 @@ class CheckFailure(AssertionError):
     explains every case that did not pass, with its worst elements and its repro call."""
 
 
+def _contract_text(c: _opval.Contract) -> str:
+    """'bf16:f32:bf16 mid=bf16': the types and the options off their defaults, canonical, so
+    that two contracts are equal exactly when their texts are."""
+    return c.types_string() + c.options_string()
+
+
 def _canonical_contracts(contracts: list[str] | None) -> list[str] | None:
-    return None if contracts is None else [_opval.Contract(c).types_string() for c in contracts]
+    return None if contracts is None else [_contract_text(_opval.Contract(c)) for c in contracts]
 
 
 @dataclass
 class KernelSpec:
     """What a Python kernel promises and supports. Problems outside it are SKIPPED.
 
-    contracts: the dt= contracts it implements ('f32', 'bf16:f32:bf16', ...); None = any.
+    contracts: the contracts it implements, types then options ('f32', 'bf16:f32:bf16',
+               'bf16:f32:bf16 mid=bf16', 'f32 denorm=ftz'); None = any. A problem runs only on a
+               contract equal to one of them, options included: 'f32' means f32 with the
+               default options, so not dt=f32 denorm=ftz nor dt=f32 acc_round=rz.
     attrs:     per attribute, the values it supports: a value, a list of values,
                opval.between(lo, hi), opval.where(predicate, text) or opval.rank(n).
     layouts:   "any" (strided and padded views welcome) or "contiguous" (dense row-major
@@ -66,8 +75,8 @@ class KernelSpec:
 
     def why_not(self, p: _opval.Problem) -> str | None:
         """None when the kernel supports p, else the reason it does not."""
-        if self.contracts is not None and p.contract.types_string() not in self.contracts:
-            return f"contract {p.contract.types_string()} is not one the kernel implements ({', '.join(self.contracts)})"
+        if self.contracts is not None and _contract_text(p.contract) not in self.contracts:
+            return f"contract {_contract_text(p.contract)} is not one the kernel implements ({', '.join(self.contracts)})"
         for name, sel in self._selectors.items():
             value = p.get(name)
             if not sel.allows(value):
@@ -175,6 +184,8 @@ class _PythonKernel:
             for v, target, o in zip(_returned_outputs(value, [o.name for o in operands]), targets, operands):
                 _store(v, target, o.name, _opval.dtype_name(o.dtype))
             return None
+        except _opval.Unsupported:
+            raise  # a decline, not a failure: the case is SKIPPED with its reason
         except Exception:
             self.tracebacks[str(p)] = traceback.format_exc()
             raise
@@ -315,7 +326,9 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
     The kernel is called as impl(*inputs, **keywords): the op's inputs (p.inputs() order) as
     NumPy arrays (arrays="torch": torch tensors; arrays="jax": JAX arrays, through DLPack) over
     opval's own memory, and by keyword the attributes it names, `out` and `problem`. It returns
-    its output(s), or writes `out` (not with JAX, whose arrays are immutable).
+    its output(s), or writes `out` (not with JAX, whose arrays are immutable). A kernel that
+    finds, when called, that it cannot run the problem raises opval.Unsupported(reason): the
+    case is SKIPPED with that reason, not FAILED.
     contracts / attrs / layouts / supports declare what it supports (see KernelSpec).
     reference: judge against a framework ('torch', 'onnxruntime', 'jax': in float64) or any
     backend at the kernel's contract ('onednn', 'torch@contract', ...) instead of opval's fp64

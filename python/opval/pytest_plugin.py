@@ -47,9 +47,10 @@ def tier_problems(op: str, tier: str, contracts=None) -> list:
 
     if tier not in TIERS:
         raise ValueError(f"unknown opval tier '{tier}' (known: {', '.join(TIERS)})")
-    wanted = None if contracts is None else {opval.Contract(c).types_string() for c in ([contracts] if isinstance(contracts, str) else contracts)}
+    # Whole contracts, options included: "f32" is f32 at the default options (opval.check's rule).
+    wanted = None if contracts is None else [opval.Contract(c) for c in ([contracts] if isinstance(contracts, str) else contracts)]
     problems = [p for p, _ in opval.suite_problems(_SUITE_OF_TIER[tier], [op])]
-    return [p for p in problems if wanted is None or p.contract.types_string() in wanted]
+    return [p for p in problems if wanted is None or p.contract in wanted]
 
 
 def parametrize(op: str, tier: str = "smoke", contracts=None):

@@ -26,13 +26,24 @@ std::string one_line(const nb::python_error& e) {
   return text;
 }
 
+/// opval.Unsupported, the Python face of opval::declined: a kernel raises it to decline a
+/// problem at run time. Set when the module is made, which keeps it alive.
+nb::handle unsupported_type;
+
+/// The reason an opval.Unsupported carries (its str()), or one saying it carried none.
+std::string decline_reason(const nb::python_error& e) {
+  std::string reason = nb::cast<std::string>(nb::str(e.value()));
+  return reason.empty() ? "the kernel raised opval.Unsupported without a reason" : reason;
+}
+
 /// A backend whose supports() and execute() are Python callables:
 ///   supports(problem) -> None | True (runs) | str (SKIPPED with that reason)
 ///                        | ("unimplemented", reason)
 ///   execute(problem, inputs: list[Tensor], outputs: list[Tensor]) -> None | str (implementation)
 ///                        | (implementation, rounded_to_output: bool), the latter from a float64
 ///                        reference whose results are rounded to the output types (a cast)
-/// They run with the GIL held; a Python exception fails the case with its one-line message.
+/// They run with the GIL held; a Python exception fails the case with its one-line message,
+/// but opval.Unsupported, from either, makes it SKIPPED with its reason.
 class callable_backend final : public backend {
  public:
   callable_backend(std::string name, std::string version, nb::object supports, nb::object execute)
@@ -51,6 +62,7 @@ class callable_backend final : public backend {
     try {
       return as_support(supports_(p));
     } catch (const nb::python_error& e) {
+      if (e.matches(unsupported_type)) return support::skipped(decline_reason(e));
       throw std::runtime_error("the kernel's supports() raised " + one_line(e));
     }
   }
@@ -71,6 +83,7 @@ class callable_backend final : public backend {
       if (!implementation.is_none()) info.implementation = nb::cast<std::string>(nb::str(implementation));
       return info;
     } catch (const nb::python_error& e) {
+      if (e.matches(unsupported_type)) throw declined(decline_reason(e));
       throw std::runtime_error(one_line(e));
     }
   }
@@ -106,6 +119,12 @@ void bind_support(nb::module_& m) {
 
 void bind_backends(nb::module_& m) {
   bind_support(m);
+  // opval::declined thrown in C++ reaches Python as this type, and the callable backends turn
+  // it back into opval::declined.
+  unsupported_type = nb::exception<declined>(m, "Unsupported", PyExc_Exception);
+  nb::setattr(unsupported_type, "__doc__",
+              nb::str("Raised by a kernel (opval.check, opval.kernel_backend) that declines a problem it meets at run "
+                      "time: the case is SKIPPED with str() of it as the reason, not FAILED."));
   nb::class_<backend_handle>(m, "Backend", "Something that executes problems")
       .def("__init__", [](backend_handle* h, std::string_view name) {
         new (h) backend_handle{make_backend(name), {std::string(name), ""}};

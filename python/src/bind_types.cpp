@@ -44,8 +44,10 @@ void bind_dtype(nb::module_& m) {
 
 void bind_contract(nb::module_& m) {
   nb::class_<contract>(m, "Contract", "A numeric contract: input, math, accumulation and output types")
-      .def("__init__", [](contract* c, std::string_view text) { new (c) contract(parse_contract_types(text)); },
-           nb::arg("text"), "Parses a dt= value such as 'bf16', 'f32@tf32:f32:f32' or 'u8xi8:i32:f32'")
+      .def("__init__", [](contract* c, std::string_view text) { new (c) contract(parse_contract(text)); },
+           nb::arg("text"),
+           "Parses a contract: its types ('bf16', 'f32@tf32:f32:f32', 'u8xi8:i32:f32'), then options "
+           "('bf16:f32:bf16 mid=bf16', 'f32 denorm=ftz acc_round=rz'); str() of a Contract reads back")
       .def_rw("src", &contract::src)
       .def_rw("wei", &contract::wei)
       .def_rw("math", &contract::math)
@@ -59,6 +61,8 @@ void bind_contract(nb::module_& m) {
       .def_prop_ro("ftz", [](const contract& c) { return c.denorm == denormals::ftz; }, "subnormals flushed to zero")
       .def("rounds_inputs", &contract::rounds_inputs, "the kernel rounds its inputs to `math` itself (tf32, f32@bf16)")
       .def("types_string", &contract::types_string, "src[xwei][@math]:acc:dst")
+      .def("options_string", [](const contract& c) { return options_string(c); },
+           "' key=value' for each option not at its default ('' when none): ' mid=bf16 denorm=ftz'")
       .def("__str__", &contract::to_string)
       .def("__repr__", [](const contract& c) { return "Contract('" + c.to_string() + "')"; })
       .def(nb::self == nb::self);

@@ -1,5 +1,6 @@
 #include "opval/contract.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <tuple>
 #include <cmath>
@@ -107,16 +108,18 @@ std::string contract::types_string() const {
   return s.append(":").append(opval::to_string(acc)).append(":").append(opval::to_string(dst));
 }
 
-std::string contract::to_string() const {
+std::string contract::to_string() const { return "dt=" + types_string() + options_string(*this); }
+
+std::string options_string(const contract& c) {
   const contract defaults;
-  std::string s = "dt=" + types_string();
-  if (mid != acc) s += " mid=" + std::string(opval::to_string(mid));
-  if (in_round != defaults.in_round) s += " in_round=" + std::string(rounding_name(in_round));
-  if (acc_round != defaults.acc_round) s += " acc_round=" + std::string(rounding_name(acc_round));
-  if (dst_round != defaults.dst_round) s += " dst_round=" + std::string(rounding_name(dst_round));
-  if (denorm != defaults.denorm) s += " denorm=ftz";
-  if (!(ulps == defaults.ulps)) s += " ulp=" + format_ulps(ulps);
-  if (!deterministic) s += " deterministic=0";
+  std::string s;
+  if (c.mid != c.acc) s += " mid=" + std::string(opval::to_string(c.mid));
+  if (c.in_round != defaults.in_round) s += " in_round=" + std::string(rounding_name(c.in_round));
+  if (c.acc_round != defaults.acc_round) s += " acc_round=" + std::string(rounding_name(c.acc_round));
+  if (c.dst_round != defaults.dst_round) s += " dst_round=" + std::string(rounding_name(c.dst_round));
+  if (c.denorm != defaults.denorm) s += " denorm=ftz";
+  if (!(c.ulps == defaults.ulps)) s += " ulp=" + format_ulps(c.ulps);
+  if (!c.deterministic) s += " deterministic=0";
   return s;
 }
 
@@ -140,6 +143,34 @@ contract parse_contract_types(std::string_view text) {
   c.dst = parse_contract_dtype(parts[2], text);
   if (c.src == dtype::tf32 || c.wei == dtype::tf32)
     throw error("contract '" + std::string(text) + "': tf32 is a math type; write f32@tf32");
+  return c;
+}
+
+contract parse_contract(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (std::size_t at = text.find_first_not_of(" \t"); at != text.npos; at = text.find_first_not_of(" \t", at)) {
+    const std::size_t end = std::min(text.find_first_of(" \t", at), text.size());
+    words.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  if (words.empty()) throw error("empty contract: expected types such as f32 or bf16:f32:bf16, then options");
+  std::string_view types = words.front();
+  if (types.starts_with("dt=")) types.remove_prefix(3);
+  contract c = parse_contract_types(types);
+  std::vector<std::string_view> seen;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::size_t eq = words[i].find('=');
+    const std::string_view key = words[i].substr(0, eq);
+    if (eq == std::string_view::npos || eq == 0)
+      throw error("contract '" + std::string(text) + "': expected key=value after the types, got '" +
+                  std::string(words[i]) + "'");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw error("contract '" + std::string(text) + "': option '" + std::string(key) + "' is given twice");
+    seen.push_back(key);
+    if (!apply_contract_option(c, key, words[i].substr(eq + 1)))
+      throw error("contract '" + std::string(text) + "': unknown contract option '" + std::string(key) +
+                  "' (known: mid in_round acc_round dst_round denorm ulp deterministic)");
+  }
   return c;
 }
 

@@ -63,7 +63,8 @@ class kernel_checks {
   std::vector<tensor> outputs(const std::vector<operand>& ops, int pass);
   /// Hashes the filled inputs: every later run must leave them bitwise unchanged.
   void remember_inputs(const std::vector<tensor>& ins, const std::vector<operand>& ops);
-  /// Runs the kernel, then checks the canaries of every tensor it got and the inputs' hashes.
+  /// Runs the kernel, then checks the canaries of every tensor it got and the inputs' hashes;
+  /// also when the kernel declines the problem (`declined`, rethrown).
   execution_info run(backend& b, std::span<const tensor> ins, std::span<tensor> outs,
                      backend_run_times* times = nullptr);
   /// Judges two runs of the kernel over outputs poisoned with pass 0 and pass 1: elements
@@ -87,6 +88,7 @@ class kernel_checks {
   };
 
   std::vector<tensor> make(const std::vector<operand>& ops, const char* role);
+  void check_after_run(std::span<const tensor> ins, std::span<tensor> outs);
   bool must_repeat() const;
   void add(std::string finding);
   void check_canaries(const tensor& t);

@@ -42,23 +42,47 @@ void fail_with_cause(case_result& r, const std::string& finding, std::string_vie
   r.v.st = state::failed;
 }
 
+// A kernel that declines the problem (backend.hpp's `declined`) leaves the case SKIPPED with its
+// reason: no output is judged, and the poison, repeat and thread-count comparisons that lack a
+// run say nothing. Only the checks' findings so far outweigh it (memory damage, the declining
+// run's included; what two complete runs showed): they FAIL the case, since a kernel that
+// writes out of bounds is wrong whether or not it then declines.
+void decline_case(case_result& r, const detail::kernel_checks& kc, const declined& d, bool after_a_run) {
+  const std::string reason = after_a_run ? fmt::format("declined the problem on a rerun: {}", d.what()) : d.what();
+  if (const std::string memory = kc.findings(); !memory.empty()) {
+    r.v.st = state::failed;
+    r.v.reason = fmt::format("{}; the kernel then declined the problem: {}", memory, reason);
+    return;
+  }
+  r.v.st = state::skipped;
+  r.v.reason = reason.empty() ? "the kernel declined the problem without a reason" : reason;
+}
+
 // The kernel's runs on the filled inputs, each under the memory checks: the first (timed, into
 // `outs`), a second over the other poison (never-written elements, determinism), one per extra
-// thread count.
-void run_kernel(backend& b, detail::kernel_checks& kc, const std::vector<tensor>& ins,
+// thread count. False when the kernel declined the problem (decline_case).
+bool run_kernel(backend& b, detail::kernel_checks& kc, const std::vector<tensor>& ins,
                 const std::vector<operand>& out_ops, std::vector<tensor>& outs, const run_options& o, case_result& r) {
   backend_run_times bt;
-  r.exec = kc.run(b, ins, outs, &bt);
-  if (o.poison_check) {
-    std::vector<tensor> outs1 = kc.outputs(out_ops, 1);
-    kc.run(b, ins, outs1);
-    kc.compare_passes(b, ins, out_ops, outs, outs1);
+  bool ran = false;
+  try {
+    r.exec = kc.run(b, ins, outs, &bt);
+    ran = true;
+    if (o.poison_check) {
+      std::vector<tensor> outs1 = kc.outputs(out_ops, 1);
+      kc.run(b, ins, outs1);
+      kc.compare_passes(b, ins, out_ops, outs, outs1);
+    }
+    kc.compare_thread_counts(b, ins, out_ops, outs);
+  } catch (const declined& d) {
+    decline_case(r, kc, d, ran);
+    return false;
   }
-  kc.compare_thread_counts(b, ins, out_ops, outs);
   r.times.prepare = bt.prepare;
   r.times.execute = bt.kernel;
   if (bt.device_kernel) r.times.device_kernel = *bt.device_kernel;
   r.memory.run = bt.memory;
+  return true;
 }
 
 // A case's stages, in order. An alternative reference runs before the kernel, on the inputs as
@@ -72,7 +96,7 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   reference_values alt;
   if (!detail::alternative_outputs(p, ins, o, alt, r)) return;
   kc.remember_inputs(ins, in_ops);
-  run_kernel(b, kc, ins, out_ops, outs, o, r);
+  if (!run_kernel(b, kc, ins, out_ops, outs, o, r)) return;
   std::vector<tensor> refs = detail::reference_tensors(out_ops);
   timed(phase::reference, r.times.reference, [&] { spec.reference(p, ins, refs); });
   const judging_input judged{.p = p, .ft = ft, .ins = ins, .refs = refs, .alt = o.reference ? &alt : nullptr,

@@ -176,6 +176,44 @@ TEST(contract, bad_option_values_are_errors) {
   }
 }
 
+// parse_contract: the whole text, types then options, as opval.Contract and declared contracts
+// take it; its to_string() (with dt=) reads back, and it agrees with the piecewise parse.
+TEST(contract, whole_contracts_parse_and_read_back) {
+  const contract mid = opval::parse_contract("bf16:f32:bf16 mid=bf16");
+  EXPECT_TRUE(mid == with_options("bf16", {{"mid", "bf16"}}));
+  EXPECT_EQ(opval::options_string(mid), " mid=bf16");
+  EXPECT_TRUE(opval::parse_contract("  dt=f32\tdenorm=ftz  acc_round=rz ") ==
+              with_options("f32", {{"denorm", "ftz"}, {"acc_round", "rz"}}));
+  EXPECT_TRUE(opval::parse_contract("f32") == parse_contract_types("f32"));
+  EXPECT_EQ(opval::options_string(parse_contract_types("f32")), "");
+  for (const char* text : {"bf16:f32:bf16 mid=bf16", "f32 acc_round=rz denorm=ftz deterministic=0",
+                           "f32@tf32:f32:f32 in_round=rz dst_round=rz ulp=exp:3,div:2.5", "u8xi8:i32:f32"}) {
+    const contract c = opval::parse_contract(text);
+    EXPECT_TRUE(opval::parse_contract(c.to_string()) == c) << text << " -> " << c.to_string();
+    EXPECT_EQ(c.to_string(), "dt=" + c.types_string() + opval::options_string(c));
+  }
+}
+
+TEST(contract, malformed_whole_contracts_name_the_part) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "empty contract"},
+      {"f32 mid", "expected key=value after the types, got 'mid'"},
+      {"f32 =bf16", "expected key=value after the types, got '=bf16'"},
+      {"f32 m=4", "unknown contract option 'm'"},
+      {"f32 denorm=ftz denorm=ftz", "option 'denorm' is given twice"},
+      {"f32 denorm=daz", "expects ieee or ftz"},
+      {"f33 denorm=ftz", "f33"},
+      {"denorm=ftz f32", "denorm=ftz"}};  // the types come first
+  for (const auto& [text, words] : bad) {
+    try {
+      opval::parse_contract(text);
+      ADD_FAILURE() << "parsed: " << text;
+    } catch (const opval::error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << text << ": " << e.what();
+    }
+  }
+}
+
 TEST(contract, options_round_trip_through_a_descriptor) {
   const char* lines[] = {
       "attention b=1 h=1 lq=2 lk=3 d=4 dt=bf16:f32:bf16 mid=bf16 in_round=rz acc_round=rz dst_round=rz denorm=ftz "

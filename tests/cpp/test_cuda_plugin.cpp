@@ -70,7 +70,7 @@ TEST(cuda_plugin, passes_every_f32_softmax_suite_case) {
   for (const char* tag : {"smoke", "regression"})
     for (const auto& lp : opval::suite_problems(tag, {"softmax"})) {
       const case_result r = opval::run_case(lp.prob, *b, {});
-      if (lp.prob.dt.types_string() == "f32:f32:f32") {
+      if (lp.prob.dt == opval::parse_contract("f32")) {  // the plugin's one contract, default options
         EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason << "\n  " << r.repro;
         passed += r.v.st == state::passed;
         EXPECT_GT(r.times.device_kernel, 0) << "CUDA events timed the plugin's kernel";

@@ -20,10 +20,12 @@
 #include "cli_testing.hpp"
 #include "opval/error.hpp"
 #include "backends/plugin/plugin_backend.hpp"
+#include "backends/plugin/plugin_entry_points.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/runner.hpp"
 
-#if !defined(OPVAL_SGEMM_TILED) || !defined(OPVAL_CLI_PATH) || !defined(OPVAL_FLASH_ATTENTION)
+#if !defined(OPVAL_SGEMM_TILED) || !defined(OPVAL_CLI_PATH) || !defined(OPVAL_FLASH_ATTENTION) || \
+    !defined(OPVAL_DECLINING_GEMM)
 #error "tests/cpp/CMakeLists.txt must define the plugin paths for test_plugin"
 #endif
 
@@ -54,7 +56,10 @@ std::string load_error(const std::string& path) {
 TEST(Plugin, NameAndVersionIdentifyThePlugin) {
   auto b = load_plugin_backend(OPVAL_SGEMM_TILED);
   EXPECT_EQ(b->name(), "plugin:sgemm_tiled");
-  EXPECT_EQ(b->version(), std::string("plugin ABI 1 (") + OPVAL_SGEMM_TILED + ")");
+  EXPECT_EQ(b->version(), std::string("plugin ABI 1.1 (") + OPVAL_SGEMM_TILED + ")");
+  // A plugin that exports no opval_plugin_abi_minor_version is minor 0.
+  EXPECT_EQ(load_plugin_backend(OPVAL_DECLINING_GEMM_MINOR0)->version(),
+            std::string("plugin ABI 1.0 (") + OPVAL_DECLINING_GEMM_MINOR0 + ")");
 }
 
 TEST(Plugin, SgemmTiledPassesEveryMatmulSuiteCaseItSupports) {
@@ -119,6 +124,115 @@ TEST(Plugin, KernelErrorIsAFailedCaseWithThePluginsMessage) {
   EXPECT_NE(r.v.reason.find("plugin kernel failed: broken_kernel: no kernel for matmul"),
             std::string::npos)
       << r.v.reason;
+}
+
+// OPVAL_PLUGIN_DECLINED (ABI minor 1): examples/plugins/declining_gemm.c declines k > 64 on every
+// call, m = 3 on every call after a case's first, and m = 5 after writing past its output.
+TEST(PluginDecline, ExecuteDeclinedIsSkippedWithThePluginsReason) {
+  auto b = load_plugin_backend(OPVAL_DECLINING_GEMM);
+  EXPECT_EQ(run_one(*b, "matmul m=4 n=6 k=64").v.st, state::passed);  // the control: it computes
+  const case_result r = run_one(*b, "matmul m=4 n=6 k=65");
+  EXPECT_EQ(r.v.st, state::skipped);
+  EXPECT_EQ(r.v.reason, "declining_gemm: k=65 needs a workspace it does not have");
+}
+
+// A decline after a first call computed the case: the checks that rerun the kernel (poison,
+// repeat) have nothing to compare, so the case is SKIPPED, saying it was a rerun; the
+// perturbation rerun comes after the verdict, which it leaves alone.
+TEST(PluginDecline, DeclineOnARerunIsSkippedAndSaysSo) {
+  auto b = load_plugin_backend(OPVAL_DECLINING_GEMM);
+  const case_result r = run_one(*b, "matmul m=3 n=6 k=8");
+  EXPECT_EQ(r.v.st, state::skipped);
+  EXPECT_EQ(r.v.reason, "declined the problem on a rerun: declining_gemm: out of scratch on call 2");
+  run_options no_poison;
+  no_poison.poison_check = false;
+  const case_result perturbed = run_case(parse_problem("matmul m=3 n=6 k=9"), *b, no_poison);
+  EXPECT_EQ(perturbed.v.st, state::passed) << perturbed.v.reason;
+}
+
+TEST(PluginDecline, MemoryDamageBeforeADeclineFailsTheCase) {
+  auto b = load_plugin_backend(OPVAL_DECLINING_GEMM);
+  const case_result r = run_one(*b, "matmul m=5 n=6 k=8");
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_NE(r.v.reason.find("'dst'"), std::string::npos) << r.v.reason;
+  EXPECT_NE(r.v.reason.find("; the kernel then declined the problem: declining_gemm: m=5 is not supported after all"),
+            std::string::npos) << r.v.reason;
+}
+
+// A plugin that does not declare minor 1 keeps minor 0's meaning: every nonzero code FAILS,
+// OPVAL_PLUGIN_DECLINED's value (3, which broken_kernel returns too) included.
+TEST(PluginDecline, DeclineCodeOfAMinor0PluginStaysAFailure) {
+  auto b = load_plugin_backend(OPVAL_DECLINING_GEMM_MINOR0);
+  const case_result r = run_one(*b, "matmul m=4 n=6 k=65");
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_NE(r.v.reason.find("plugin kernel failed: declining_gemm: k=65 needs a workspace"), std::string::npos)
+      << r.v.reason;
+  EXPECT_EQ(run_one(*load_plugin_backend(OPVAL_BROKEN_KERNEL), "matmul m=4 n=5 k=3").v.st, state::failed);
+}
+
+TEST(PluginDecline, ADeclinedCaseIsRecordedAsSkippedInTheJournal) {
+  const fs::path jsonl = fs::temp_directory_path() / ("opval_decline_" + std::to_string(::getpid()) + ".jsonl");
+  const testing::cli_result r = testing::run_cli(OPVAL_CLI_PATH, fs::temp_directory_path(),
+                                        {"run", "--plugin", OPVAL_DECLINING_GEMM, "--problems", "matmul m=4 n=6 k=65",
+                                         "--jsonl", jsonl.string()});
+  std::ifstream records(jsonl);
+  std::string line;
+  std::getline(records, line);
+  fs::remove(jsonl);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // nothing ran: not a pass
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j.at("state"), "SKIPPED") << line;
+  EXPECT_EQ(j.at("reason"), "declining_gemm: k=65 needs a workspace it does not have") << line;
+}
+
+// Contract options in support matching: a minor-1 plugin sees the whole contract, so its
+// strcmp with "f32:f32:f32" accepts f32 at the default options only; a minor-0 plugin, which
+// sees the types alone, is given no problem whose contract has an option.
+TEST(PluginContract, AKernelOfF32IsNotRunOnProblemsWithContractOptions) {
+  auto minor1 = load_plugin_backend(OPVAL_DECLINING_GEMM);
+  auto minor0 = load_plugin_backend(OPVAL_DECLINING_GEMM_MINOR0);
+  for (backend* b : {minor1.get(), minor0.get()})
+    EXPECT_EQ(run_one(*b, "matmul m=4 n=6 k=8 dt=f32").v.st, state::passed) << b->name();
+  for (const char* options : {"denorm=ftz", "acc_round=rz", "dst_round=rz", "deterministic=0"}) {
+    const std::string d = std::string("matmul m=4 n=6 k=8 dt=f32 ") + options;
+    const case_result r1 = run_one(*minor1, d);
+    EXPECT_EQ(r1.v.st, state::unimplemented) << d;
+    EXPECT_EQ(r1.v.reason, std::string("declining_gemm implements matmul f32:f32:f32 only, not matmul f32:f32:f32 ") +
+                               options);
+    const case_result r0 = run_one(*minor0, d);
+    EXPECT_EQ(r0.v.st, state::unimplemented) << d;
+    EXPECT_NE(r0.v.reason.find(std::string("sees only the contract's types (f32:f32:f32), so opval does not run it "
+                                           "on a contract with options (") + options + ")"),
+              std::string::npos) << r0.v.reason;
+  }
+}
+
+// Flash attention (minor 1) reads mid=bf16 from p->contract and still declines what it lacks.
+TEST(PluginContract, FlashAttentionReadsItsOptionsFromTheContract) {
+  auto b = load_plugin_backend(OPVAL_FLASH_ATTENTION);
+  EXPECT_EQ(run_one(*b, "attention b=1 h=2 lq=8 lk=8 d=16 dt=bf16:f32:bf16 mid=bf16").v.st, state::passed);
+  const case_result ftz = run_one(*b, "attention b=1 h=2 lq=8 lk=8 d=16 dt=bf16:f32:bf16 denorm=ftz");
+  EXPECT_EQ(ftz.v.st, state::unimplemented);
+  EXPECT_NE(ftz.v.reason.find("contract option denorm=ftz is not supported"), std::string::npos) << ftz.v.reason;
+}
+
+std::uint32_t abi_1() { return OPVAL_PLUGIN_ABI_VERSION; }
+std::uint32_t minor_99() { return 99; }
+const char* fake_name() { return "fake"; }
+
+TEST(Plugin, ANewerMinorIsRefusedNamingBoth) {
+  detail::plugin_entry_points f;
+  f.abi_version = abi_1;
+  f.abi_minor_version = minor_99;
+  f.name = fake_name;
+  try {
+    detail::make_plugin_backend(f, "fake.so");
+    ADD_FAILURE() << "a plugin of minor 99 loaded";
+  } catch (const error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'fake.so' was built for plugin ABI 1.99 but this opval supports plugin ABI 1.1"),
+              std::string::npos) << msg;
+  }
 }
 
 TEST(Plugin, MissingSymbolIsNamedWithTheFile) {

@@ -1,5 +1,5 @@
-"""Python kernels that crash or hang, as 'module:function' backends for opval.run's Python
-worker process (tests/python/test_runner.py)."""
+"""Python kernels that crash, hang or decline, as 'module:function' backends for opval.run's
+Python worker process (tests/python/test_runner.py)."""
 import ctypes
 import time
 
@@ -32,3 +32,11 @@ def hang_backend():
 
 def relu_backend():
     return opval.kernel_backend("relu", _relu, contracts="f32", name="relu")
+
+
+def _declines(x):
+    raise opval.Unsupported(f"relu of {x.size} elements declined at run time")
+
+
+def declining_backend():
+    return opval.kernel_backend("relu", _declines, contracts="f32", name="declining")

@@ -155,6 +155,89 @@ def test_all_skipped_is_not_a_pass():
         result.assert_ok()
 
 
+# ----------------------------------------------------------------------------- declining at run time
+
+def _softmax_of_short_rows(x, *, axis):
+    """softmax for rows of at most 32 elements; longer ones are declined when met."""
+    if x.shape[axis] > 32:
+        raise opval.Unsupported(f"rows of {x.shape[axis]} are longer than the kernel's 32")
+    return K.softmax(x, axis=axis)
+
+
+def test_unsupported_raised_at_run_time_skips_the_case_with_its_reason():
+    result = opval.check("softmax", _softmax_of_short_rows, contracts="f32", problems=SOFTMAX_F32)
+    states = [(r.state, r.reason if r.state == "SKIPPED" else "") for r in result.results]
+    assert states == [("SKIPPED", "rows of 33 are longer than the kernel's 32"), ("PASSED", ""), ("PASSED", ""),
+                      ("SKIPPED", "rows of 100 are longer than the kernel's 32")]
+    assert result.passed and result.tracebacks == {}  # a decline is not a failure: no traceback kept
+    assert (result.summary.passed, result.summary.skipped, result.summary.failures) == (2, 2, 0)
+
+
+def test_unsupported_without_a_reason_and_from_supports_are_skipped_too():
+    def declines(x, *, axis):
+        raise opval.Unsupported()
+
+    def supports(p):
+        raise opval.Unsupported("decided in supports")
+
+    assert [r.reason for r in opval.check("softmax", declines, contracts="f32", problems=SOFTMAX_F32[:1]).results] == \
+        ["the kernel raised opval.Unsupported without a reason"]
+    skipped = opval.check("softmax", K.softmax, contracts="f32", supports=supports, problems=SOFTMAX_F32[:1]).results[0]
+    assert (skipped.state, skipped.reason) == ("SKIPPED", "decided in supports")
+
+
+def test_a_decline_on_the_poison_rerun_is_skipped_and_says_so():
+    calls = []
+
+    def first_call_only(x, *, axis):
+        calls.append(1)
+        if len(calls) > 1:
+            raise opval.Unsupported("scratch gone")
+        return K.softmax(x, axis=axis)
+
+    r = opval.check("softmax", first_call_only, contracts="f32", problems=SOFTMAX_F32[:1]).results[0]
+    assert (r.state, r.reason) == ("SKIPPED", "declined the problem on a rerun: scratch gone")
+    calls.clear()  # without the poison rerun, only the perturbation rerun declines: the verdict stands
+    assert opval.check("softmax", first_call_only, contracts="f32", problems=SOFTMAX_F32[:1],
+                       poison=False).results[0].state == "PASSED"
+
+
+def test_declined_after_writing_its_input_fails():
+    def writes_then_declines(x, *, axis):
+        x[0, 0] = 42
+        raise opval.Unsupported("changed my mind")
+
+    r = opval.check("softmax", writes_then_declines, contracts="f32", problems=SOFTMAX_F32[:1]).results[0]
+    assert r.state == "FAILED"
+    assert "kernel wrote input 'x'" in r.reason and r.reason.endswith("; the kernel then declined the problem: changed my mind")
+
+
+# ----------------------------------------------------------------------------- contracts with options
+
+RELU_F32 = ["relu shape=8 dt=f32", "relu shape=8 dt=f32 denorm=ftz"]
+MATMUL_ROUNDINGS = ["matmul m=4 n=5 k=6 dt=f32", "matmul m=4 n=5 k=6 dt=f32 acc_round=rz"]
+
+
+def _relu(x):
+    return np.maximum(x, np.float32(0))
+
+
+def test_a_kernel_declared_f32_is_not_run_on_contracts_with_options():
+    result = opval.check("relu", _relu, contracts="f32", problems=RELU_F32)
+    assert [r.state for r in result.results] == ["PASSED", "SKIPPED"]
+    assert result.results[1].reason == "contract f32:f32:f32 denorm=ftz is not one the kernel implements (f32:f32:f32)"
+    rz = opval.check("matmul", K.matmul_f32, contracts="f32", attrs=MATMUL_SUPPORT, problems=MATMUL_ROUNDINGS)
+    assert [r.state for r in rz.results] == ["PASSED", "SKIPPED"] and "acc_round=rz" in rz.results[1].reason
+
+
+def test_contracts_declared_with_options_run_those_problems_only():
+    result = opval.check("relu", _relu, contracts=["f32 denorm=ftz"], problems=RELU_F32)
+    assert [r.state for r in result.results] == ["SKIPPED", "PASSED"]
+    assert result.results[0].reason == "contract f32:f32:f32 is not one the kernel implements (f32:f32:f32 denorm=ftz)"
+    both = opval.check("relu", _relu, contracts=["f32", "dt=f32:f32:f32 denorm=ftz"], problems=RELU_F32)
+    assert [r.state for r in both.results] == ["PASSED", "PASSED"]
+
+
 # ----------------------------------------------------------------------------- the calling convention
 
 def test_wrong_output_type_fails_and_says_so():

@@ -35,6 +35,27 @@ def test_bad_descriptors_are_value_errors_naming_the_problem(bad, words):
         opval.Problem(bad)
 
 
+def test_contracts_parse_their_options_and_read_back():
+    c = opval.Contract("bf16:f32:bf16 mid=bf16")
+    assert (c.types_string(), c.options_string(), c.mid) == ("bf16:f32:bf16", " mid=bf16", opval.dtype.bf16)
+    assert str(c) == "dt=bf16:f32:bf16 mid=bf16" and opval.Contract(str(c)) == c
+    assert repr(c) == "Contract('dt=bf16:f32:bf16 mid=bf16')"
+    ftz = opval.Contract("f32  denorm=ftz\tacc_round=rz")
+    assert ftz.ftz and ftz.acc_round == opval._opval.rounding.rz and str(ftz) == "dt=f32:f32:f32 acc_round=rz denorm=ftz"
+    assert opval.Contract("f32") != ftz and opval.Contract("f32 mid=f32") == opval.Contract("f32:f32:f32")
+    assert opval.Contract("bf16") != c
+
+
+@pytest.mark.parametrize("bad, words", [("f32 mid", "expected key=value after the types, got 'mid'"),
+                                        ("f32 fill=normal", "unknown contract option 'fill'"),
+                                        ("f32 denorm=ftz denorm=ieee", "option 'denorm' is given twice"),
+                                        ("f32 denorm=daz", "expects ieee or ftz"), ("", "empty contract"),
+                                        ("f33 mid=bf16", "f33")])
+def test_bad_contracts_are_value_errors_naming_the_part(bad, words):
+    with pytest.raises(ValueError, match=words):
+        opval.Contract(bad)
+
+
 def test_unknown_backend_and_plugin_are_value_errors():
     with pytest.raises(ValueError, match="nosuch"):
         opval.Backend("nosuch")

@@ -118,6 +118,15 @@ def test_python_backends_by_name_run_in_a_worker_process(tmp_path, monkeypatch):
     assert hung.results[0].state == "TIMEOUT" and "time limit" in hung.results[0].reason
 
 
+def test_a_kernel_declining_in_the_python_worker_is_skipped_with_its_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    for isolation in ("process", "none"):
+        outcome = run(["crashing_backends:declining_backend"], problems=["relu shape=8 dt=f32"], isolation=isolation,
+                      out=open(tmp_path / f"{isolation}.txt", "w"))
+        r = outcome.results[0]
+        assert (r.state, r.reason) == ("SKIPPED", "relu of 8 elements declined at run time"), isolation
+
+
 def test_unknown_module_backend_is_a_value_error():
     with pytest.raises(ValueError, match="nosuchmodule"):
         run(["nosuchmodule:backend"], problems=["relu shape=8 dt=f32"])

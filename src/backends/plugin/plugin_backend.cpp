@@ -51,11 +51,13 @@ struct library_closer {
 };
 using library_handle = std::unique_ptr<void, library_closer>;
 
-/// The problem in C form; owns the strings the C structs point into.
+/// The problem in C form; owns the strings the C structs point into. `contract` is the whole
+/// contract for a plugin of minor >= 1, the types alone for minor 0 (opval/plugin.h).
 class c_problem {
  public:
-  explicit c_problem(const problem& p)
-      : op_(p.op()), descriptor_(p.to_string()), contract_(p.dt.types_string()) {
+  c_problem(const problem& p, std::uint32_t minor)
+      : op_(p.op()), descriptor_(p.to_string()),
+        contract_(p.dt.types_string() + (minor >= 1 ? options_string(p.dt) : "")) {
     for (const attr_def& d : p.spec().schema().defs()) attrs_.emplace_back(d.name, value_text(p, d));
     for (const auto& [name, value] : attrs_) c_attrs_.push_back({name.c_str(), value.c_str()});
     view_ = {op_.c_str(), descriptor_.c_str(), contract_.c_str(), c_attrs_.data(), c_attrs_.size()};
@@ -128,6 +130,11 @@ class plugin_backend final : public backend {
                   " but this opval supports plugin ABI version " +
                   std::to_string(OPVAL_PLUGIN_ABI_VERSION) + "; rebuild it against this opval's "
                   "include/opval/plugin.h");
+    minor_ = f.abi_minor_version ? f.abi_minor_version() : 0;
+    if (minor_ > OPVAL_PLUGIN_ABI_MINOR_VERSION)
+      throw error("plugin '" + path + "' was built for plugin ABI " + abi_text(minor_) + " but this opval supports "
+                  "plugin ABI " + abi_text(OPVAL_PLUGIN_ABI_MINOR_VERSION) + " and older minors; rebuild it against "
+                  "this opval's include/opval/plugin.h or use a newer opval");
     const char* n = name_();
     if (!n)
       throw error("plugin '" + path + "': opval_plugin_name() returned NULL, not a name of 1 to 64 printable "
@@ -140,12 +147,16 @@ class plugin_backend final : public backend {
   }
 
   std::string name() const override { return "plugin:" + name_text_; }
-  std::string version() const override {
-    return "plugin ABI " + std::to_string(OPVAL_PLUGIN_ABI_VERSION) + " (" + path_ + ")";
-  }
+  std::string version() const override { return "plugin ABI " + abi_text(minor_) + " (" + path_ + ")"; }
 
   support supports(const problem& p) const override {
-    c_problem cp(p);
+    // A minor-0 plugin sees the contract's types alone: it would take dt=f32 denorm=ftz for f32.
+    if (const std::string options = options_string(p.dt); minor_ == 0 && !options.empty())
+      return support::unimplemented(
+          "plugin ABI " + abi_text(minor_) + " sees only the contract's types (" + p.dt.types_string() +
+          "), so opval does not run it on a contract with options (" + options.substr(1) +
+          "); a plugin that declares opval_plugin_abi_minor_version() >= 1 sees and may accept them");
+    c_problem cp(p, minor_);
     std::array<char, 1024> reason{};
     int code = supports_(cp.get(), reason.data(), reason.size());
     std::string why = message_of(reason.data(), reason.size());
@@ -173,7 +184,7 @@ class plugin_backend final : public backend {
 
   execution_info execute(const problem& p, std::span<const tensor> in,
                          std::span<tensor> out) override {
-    c_problem cp(p);
+    c_problem cp(p, minor_);
     const bool on_device = device_ != device_kind::cpu;
     if (on_device && device_in_.size() != in.size()) throw error("plugin backend: execute without prepare");
     std::vector<opval_tensor> c_in, c_out;
@@ -189,6 +200,9 @@ class plugin_backend final : public backend {
     if (rt) rt->timer_stop();
     if (code != 0) {
       std::string why = message_of(message.data(), message.size());
+      // Before minor 1 every nonzero code was a failure: an old plugin's 3 still is.
+      if (code == OPVAL_PLUGIN_DECLINED && minor_ >= 1)
+        throw declined(why.empty() ? "the plugin declined the problem without a reason" : why);
       throw error("plugin kernel failed: " +
                   (why.empty() ? "code " + std::to_string(code) + " without a message" : why));
     }
@@ -208,6 +222,11 @@ class plugin_backend final : public backend {
   }
 
  private:
+  /// "1.<minor>", the ABI a plugin of that minor was built for.
+  static std::string abi_text(std::uint32_t minor) {
+    return std::to_string(OPVAL_PLUGIN_ABI_VERSION) + "." + std::to_string(minor);
+  }
+
   /// Asks the optional opval_plugin_device (absent: host tensors).
   void resolve_device(std::int32_t (*device)()) {
     if (!device) return;
@@ -243,6 +262,7 @@ class plugin_backend final : public backend {
   decltype(detail::plugin_entry_points::name) name_;
   decltype(detail::plugin_entry_points::supports) supports_;
   decltype(detail::plugin_entry_points::execute) execute_;
+  std::uint32_t minor_ = 0;  // the plugin's ABI minor version
   device_kind device_ = device_kind::cpu;
   // Device copies of the current case's operands (device plugins only).
   std::unique_ptr<device_mirror> mirror_;
@@ -262,6 +282,7 @@ detail::plugin_entry_points resolve_symbols(void* handle, const std::string& pat
   f.name = reinterpret_cast<decltype(f.name)>(find("opval_plugin_name"));
   f.supports = reinterpret_cast<decltype(f.supports)>(find("opval_plugin_supports"));
   f.execute = reinterpret_cast<decltype(f.execute)>(find("opval_plugin_execute"));
+  f.abi_minor_version = reinterpret_cast<decltype(f.abi_minor_version)>(dlsym(handle, "opval_plugin_abi_minor_version"));
   f.device = reinterpret_cast<decltype(f.device)>(dlsym(handle, "opval_plugin_device"));
   if (missing.empty()) return f;
   std::string list;

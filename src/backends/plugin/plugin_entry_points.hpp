@@ -12,9 +12,11 @@
 
 namespace opval::detail {
 
-/// One plugin's functions; `device` may be null (the plugin wants host tensors).
+/// One plugin's functions; `abi_minor_version` (minor 0) and `device` (the plugin wants host
+/// tensors) may be null.
 struct plugin_entry_points {
   std::uint32_t (*abi_version)() = nullptr;
+  std::uint32_t (*abi_minor_version)() = nullptr;
   const char* (*name)() = nullptr;
   int (*supports)(const opval_problem*, char*, std::size_t) = nullptr;
   int (*execute)(const opval_problem*, const opval_tensor*, std::size_t, opval_tensor*, std::size_t,
