@@ -325,6 +325,20 @@ TEST(softmax, f64_output_computed_in_f32_fails_at_every_seed) {
     }
 }
 
+TEST(softmax, online_kernel_passes_at_every_seed) {
+  // The online normalizer (blocks of 16, rescaled sums) in f32 at seeds 1..8: a legitimate
+  // order must not fail on an unlucky draw.
+  function_backend b("online_sum_16", rows_with<float>(online_sum<float>));
+  for (const char* op : {"softmax", "log_softmax"})
+    for (const char* rest : {"shape=7x129 dt=f32 fill=normal", "shape=3x1000 dt=bf16:f32:bf16 fill=large",
+                             "shape=5x33 dt=f16:f32:f16 fill=special"})
+      for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        const std::string line = std::string(op) + " " + rest;
+        const case_result r = run_with(line, b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+      }
+}
+
 TEST(softmax, f64_contracts_validate) {
   EXPECT_EQ(validation_error("softmax dt=f32:f64:f64"), "");
   EXPECT_NE(validation_error("softmax dt=f32:f64:f32").find("does not support contract"), std::string::npos);
