@@ -119,6 +119,18 @@ bool read_options(const opval_problem* p, options& o, char* reason, size_t size)
   if (mask != "none" && mask != "bias")
     return report(0, reason, size, "%s does not implement mask=%s", plugin_name, mask.c_str());
   o.bias = mask == "bias";
+  // Features this kernel does not implement: refused, never computed without them.
+  if (std::strtod(attr(p, "softcap"), nullptr) != 0)
+    return report(0, reason, size, "%s does not implement softcap", plugin_name);
+  for (const char* w : {"window_left", "window_right"}) {
+    const std::string v = attr(p, w);
+    if (!v.empty() && v != "-1") return report(0, reason, size, "%s does not implement a sliding window (%s=%s)",
+                                               plugin_name, w, v.c_str());
+  }
+  const std::string mask_shape = attr(p, "mask_shape");
+  if (!mask_shape.empty() && mask_shape != "lq_lk")
+    return report(0, reason, size, "%s implements an [lq,lk] bias only, not mask_shape=%s", plugin_name,
+                  mask_shape.c_str());
   o.key_lengths = std::strcmp(attr(p, "key_lengths"), "1") == 0;
   o.scale = std::strtod(attr(p, "scale"), nullptr);
   return true;

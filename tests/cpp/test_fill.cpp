@@ -255,6 +255,24 @@ TEST(fill_distribution, special_contains_every_special_value) {
   }
 }
 
+// The guarantee behind "a planted NaN bug is caught at every seed": however small the tensor
+// (here 64 elements, where 1% sprinkling would usually give none), each special kind is there.
+TEST(fill_distribution, special_puts_every_special_value_in_every_small_tensor) {
+  for (dtype t : {dtype::f32, dtype::bf16, dtype::f16})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      SCOPED_TRACE(std::string(opval::to_string(t)) + " seed " + std::to_string(seed));
+      const auto v = filled(t, {64}, params(fill_kind::special), seed).to_vector();
+      const double min_normal = opval::traits(t).min_normal;
+      auto has = [&](auto pred) { return std::any_of(v.begin(), v.end(), pred); };
+      EXPECT_TRUE(has([](double x) { return std::isnan(x); }));
+      EXPECT_TRUE(has([](double x) { return x == INFINITY; }));
+      EXPECT_TRUE(has([](double x) { return x == -INFINITY; }));
+      EXPECT_TRUE(has([](double x) { return x == 0 && std::signbit(x); }));
+      EXPECT_TRUE(has([&](double x) { return x > 0 && x < min_normal; }));
+      EXPECT_TRUE(has([&](double x) { return x < 0 && x > -min_normal; }));
+    }
+}
+
 TEST(fill_representable, tf32_and_narrow_fills_hold_values_of_their_type) {
   // tf32 is stored as f32: the fill must round to 10 mantissa bits, not just to f32.
   for (fill_kind k : all_kinds) {

@@ -29,6 +29,20 @@ def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | N
     return None
 
 
+# Attention features the framework adapters do not map (softcap, sliding windows, a bias with
+# batch or head dims): refused rather than computed without them.
+ATTENTION_UNMAPPED = {"softcap": 0.0, "window_left": -1, "window_right": -1, "mask_shape": "lq_lk"}
+
+
+def integer_wrap_refusal(p: _opval.Problem) -> str | None:
+    """add/mul on an integer contract wrap modulo 2^bits; the adapters compute integer contracts
+    in float64 (compute_dtype), which neither wraps nor keeps i64's low bits: refused."""
+    if not _opval.dtype_info(p.contract.dst).is_float:
+        return (f"{p.op} {p.contract.types_string()}: integer results wrap modulo 2^bits; the adapter computes "
+                "integer contracts in float64")
+    return None
+
+
 def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool = False,
                      float64: bool = False) -> str | None:
     """Why a framework that computes with its own operators and rounds to nearest cannot

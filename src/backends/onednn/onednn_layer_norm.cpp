@@ -39,6 +39,9 @@ operand_view rows_view(const operand_view& v, std::size_t k) {
 
 void require_mappable(const problem& p, const std::vector<operand_view>& in, const operand_view& y, std::size_t k) {
   require_f32_acc_contract(p);
+  if (p.get_bool("stats"))
+    throw refusal{refused(p, "stats=1: the inference primitive gives no mean and inv_std (training gives the "
+                             "variance, not 1/sqrt(var + eps))")};
   if (p.dt.mid != dtype::f32)
     throw refusal{refused(p, "mid=" + std::string(to_string(p.dt.mid)) + ": oneDNN keeps the statistics in f32")};
   if (in[0].type != y.type)

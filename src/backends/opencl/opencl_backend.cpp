@@ -394,8 +394,13 @@ const detail::op_handlers<kernel_handler>& handlers() {
           return softmax_launch(e, p, in[0], out[0]);
         }}},
        {"layer_norm", {[](cl_env& e, const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-          return layer_norm_launch(e, p, in, out[0]);
-        }}}});
+                         return layer_norm_launch(e, p, in, out[0]);
+                       },
+                       [](const problem& p) {
+                         return p.get_bool("stats") ? std::string("opencl layer_norm kernel writes y only, not "
+                                                                  "stats=1's mean and inv_std")
+                                                    : std::string();
+                       }}}});
   return table;
 }
 

@@ -23,6 +23,10 @@
 //                        + (g_Lk + r_v) sum_j (p_j (1 + rt_j) + abs_j) |v_j|
 //     g_Lk = accumulation_constant(Lk) (V's signs decide deterministic vs probabilistic).
 //     Online (FlashAttention) rescaling of O is in L_ind_j (softmax_numerics.hpp: resc_rel).
+// With softcap=c the scores t = scale q.k pass through c tanh(t/c) before the bias: step 1's
+// error of t (without the bias term) becomes dt + 2u|t| + c err_tanh + 2u|c tanh(t/c)|
+// (|tanh'| <= 1; err_tanh = ulps.tanh ulps of acc at tanh(t/c) plus its underflow unit); the
+// probabilistic term is unchanged (tanh' <= 1 only shrinks its weights).
 // Rows with a NaN logit or no visible key get bound 0: NaN, respectively exactly 0, is required
 // (the runner still adds the output rounding and underflow unit).
 #include <algorithm>
@@ -82,15 +86,31 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   const double qk_sigma = qk_random ? u * std::sqrt(static_cast<double>(s.d)) : 0.0;
   const double pv_rel = g_pv.gamma + r_v;
   const p_rounding pr = p_rounding_of(c);
+  // Soft-capping c tanh(t/c) of a score t known to within dt: the argument t/c (the cap and the
+  // division rounded: 2u|t|) moves tanh by at most its argument's error (|tanh'| <= 1, so
+  // c * (dt + 2u|t|)/c), tanh itself is within ulps.tanh ulps of acc (and its underflow
+  // unit), scaled by c, and the product c * tanh (with the cap rounded) adds 2u|c tanh|.
+  const double uf_acc = underflow_unit(c.acc, c.denorm);
+  auto softcap_error = [&](double dt, double t, double capped) {
+    const double arg_err = dt + 2.0 * u * std::fabs(t);  // times 1/c: the error of t/c
+    // The ulp is taken where the kernel's tanh may lie: moved by the argument's error, then
+    // by k ulps (in case it crosses a binade).
+    const double th = std::fabs(capped) / s.softcap + arg_err / s.softcap, k_tanh = c.ulps.tanh;
+    const double tanh_err = k_tanh * ulp(c.acc, th + k_tanh * ulp(c.acc, th)) + uf_acc;
+    return arg_err + s.softcap * tanh_err + 2.0 * u * std::fabs(capped);
+  };
   const double* oref = ref[0].data_as<double>();
   std::vector<double> e(static_cast<std::size_t>(s.rows() * s.dv), 0.0);
   for_each_query_row(
       d, [&] { return row_scratch(s); },
-      [&](row_scratch& w, const double* q, const double* kr, std::int64_t i, std::int64_t j) {
+      [&](row_scratch& w, const double* q, const double* kr, std::int64_t b, std::int64_t hd, std::int64_t i,
+          std::int64_t j) {
         double dot = 0, mag = 0;
         for (std::int64_t x = 0; x < s.d; ++x) dot += q[x] * kr[x], mag += std::fabs(q[x] * kr[x]);
-        const double logit = s.scale * dot + d.bias(i, j);
-        w.ds[j] = qk_rel * std::fabs(s.scale) * mag + 3.0 * u * std::fabs(s.scale * dot) + u * std::fabs(logit);
+        const double score = s.scale * dot, capped = s.cap(score);
+        const double logit = capped + d.bias(b, hd, i, j);
+        const double ds_score = qk_rel * std::fabs(s.scale) * mag + 3.0 * u * std::fabs(score);
+        w.ds[j] = (s.softcap > 0 ? softcap_error(ds_score, score, capped) : ds_score) + u * std::fabs(logit);
         w.sigma[j] = qk_sigma * std::fabs(s.scale) * mag;
         return logit;
       },
@@ -133,9 +153,12 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   eb.meaningful = g_qk.meaningful && g_pv.meaningful && k.meaningful;
   eb.why_not = !g_qk.meaningful ? g_qk.why_not : !g_pv.meaningful ? g_pv.why_not : k.why_not;
   eb.formula = fmt::format(
-      "attention: dS = ({} + r_in {:.3g})|scale|sum|q||k| + 3u|scale q.k| + u|S|{}; {}; P to mid u={:.3g}, math r={:.3g}; "
+      "attention: dS = ({} + r_in {:.3g})|scale|sum|q||k| + 3u|scale q.k|{} + u|S|{}; {}; P to mid u={:.3g}, math r={:.3g}; "
       "O: (1+rc) sum (p ri + abs)|v| + rc|O| + ({} + r_v {:.3g}) sum |P||v|",
       qk_random ? "0 (probabilistic)" : g_qk.formula, r_qk,
+      s.softcap > 0 ? fmt::format(" + 2u|t| + softcap {:.3g} (ulps.tanh {:.3g} ulp of tanh(t/softcap)) + 2u|cap(t)|",
+                                  s.softcap, c.ulps.tanh)
+                    : "",
       qk_random ? fmt::format(" + lambda {:.3g} u sqrt(D sum_j (p_j |v_j - O| |scale| sum|q||k_j|)^2)", lambda) : "",
       k.formula, pr.u_mid, pr.r_p, g_pv.formula, r_v);
   return {eb};

@@ -1,4 +1,4 @@
-// attention: fp64 reference, matmul -> softmax -> matmul on exactly the stored inputs.
+// attention: fp64 reference, matmul -> (soft-cap) -> softmax -> matmul on exactly the stored inputs.
 #include <algorithm>
 
 #include "ops/attention/attention.hpp"
@@ -12,10 +12,11 @@ void attention_spec::reference(const problem& p, std::span<const tensor> in, std
   double* o = out[0].data_as<double>();
   for_each_query_row(
       d, [&] { return std::vector<double>(s.lk); },
-      [&](std::vector<double>&, const double* q, const double* k, std::int64_t i, std::int64_t j) {
+      [&](std::vector<double>&, const double* q, const double* k, std::int64_t b, std::int64_t hd, std::int64_t i,
+          std::int64_t j) {
         double dot = 0;
         for (std::int64_t e = 0; e < s.d; ++e) dot += q[e] * k[e];
-        return s.scale * dot + d.bias(i, j);
+        return s.cap(s.scale * dot) + d.bias(b, hd, i, j);
       },
       [&](std::vector<double>& prob, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
           const std::vector<double>& logits) {

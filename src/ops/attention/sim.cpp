@@ -1,8 +1,10 @@
-// attention: contract-exact emulation. S = Q.K^T by fused multiply-adds in acc, scaled and
+// attention: contract-exact emulation. S = Q.K^T by fused multiply-adds in acc, scaled,
+// soft-capped (softcap*tanh(S/softcap), each step rounded to acc, tanh correctly rounded) and
 // biased in acc, softmax in acc (softmax_numerics.hpp), P rounded to mid (and to the math
 // type when the contract rounds matmul inputs, as a tf32 P.V does), O = P.V in acc, rounded
 // to dst.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/attention/attention.hpp"
 #include "ops/common_softmax/softmax_numerics.hpp"
@@ -15,15 +17,17 @@ void attention_spec::simulate(const problem& p, std::span<const tensor> in, std:
   for (auto* t : {&d.q, &d.k, &d.v})
     for (auto& x : *t) x = a.input(x);
   const attention_shape& s = d.s;
-  const double scale = a.acc(s.scale);
+  const double scale = a.acc(s.scale), softcap = a.acc(s.softcap);
   std::vector<double> o(static_cast<std::size_t>(s.rows() * s.dv));
   for_each_query_row(
       d, [&] { return std::vector<double>(s.lk); },
-      [&](std::vector<double>&, const double* q, const double* k, std::int64_t i, std::int64_t j) {
+      [&](std::vector<double>&, const double* q, const double* k, std::int64_t b, std::int64_t hd, std::int64_t i,
+          std::int64_t j) {
         double dot = 0;
         for (std::int64_t e = 0; e < s.d; ++e) dot = a.fma(q[e], k[e], dot);
-        const double scaled = a.acc(dot * scale);
-        return s.bias ? a.acc(scaled + d.bias(i, j)) : scaled;
+        double score = a.acc(dot * scale);
+        if (s.softcap > 0) score = a.acc(softcap * a.acc(std::tanh(a.acc(score / softcap))));
+        return s.bias ? a.acc(score + d.bias(b, hd, i, j)) : score;
       },
       [&](std::vector<double>& prob, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
           const std::vector<double>& logits) {

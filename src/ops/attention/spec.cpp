@@ -1,5 +1,6 @@
 // attention: attributes, shapes, contracts, fills and registration. Numerics: reference.cpp,
 // sim.cpp, bound.cpp; suites: suite.cpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -34,7 +35,13 @@ attention_shape attention_shape::of(const problem& p) {
   s.scale = p.get_real("scale") == 0 ? 1.0 / std::sqrt(static_cast<double>(s.d)) : p.get_real("scale");
   const std::string& c = p.get_choice("causal");
   s.causal = c == "top_left" ? causal_kind::top_left : c == "bottom_right" ? causal_kind::bottom_right : causal_kind::none;
+  s.softcap = p.get_real("softcap");
+  s.window_left = p.get_int("window_left");
+  s.window_right = p.get_int("window_right");
   s.bias = p.get_choice("mask") == "bias";
+  const std::string& ms = p.get_choice("mask_shape");
+  s.bias_batch = ms == "b_1_lq_lk" || ms == "b_h_lq_lk";
+  s.bias_heads = ms == "1_h_lq_lk" || ms == "b_h_lq_lk";
   s.key_lengths = p.get_bool("key_lengths");
   return s;
 }
@@ -47,6 +54,27 @@ std::int64_t attention_shape::causal_limit(std::int64_t i) const {
   }
   return lk;
 }
+
+namespace {
+// The diagonal the causal mask and the sliding window share: key i + offset is query i's own.
+std::int64_t diagonal(const attention_shape& s) { return s.causal == causal_kind::top_left ? 0 : s.lk - s.lq; }
+}  // namespace
+
+std::int64_t attention_shape::first_key(std::int64_t i) const {
+  return window_left < 0 ? 0 : i + diagonal(*this) - window_left;
+}
+
+std::int64_t attention_shape::last_key(std::int64_t i) const {
+  const std::int64_t limit = causal_limit(i);
+  return window_right < 0 ? limit : std::min(limit, i + diagonal(*this) + window_right);
+}
+
+dims attention_shape::bias_dims() const {
+  if (!bias_batch && !bias_heads) return {lq, lk};
+  return {bias_batch ? b : 1, bias_heads ? h : 1, lq, lk};
+}
+
+double attention_shape::cap(double score) const { return softcap > 0 ? softcap * std::tanh(score / softcap) : score; }
 
 attention_data::attention_data(const problem& p, std::span<const tensor> in)
     : s(attention_shape::of(p)), q(in[0].to_vector()), k(in[1].to_vector()), v(in[2].to_vector()) {
@@ -71,7 +99,12 @@ const attr_schema& attention_spec::schema() const {
       real_attr("scale", 0.0, "logit scale (0 = 1/sqrt(d))"),
       choice_attr("causal", "none", {"none", "top_left", "bottom_right"},
                   "causal mask: top_left j <= i; bottom_right j <= i + lk - lq (FlashAttention 2.1+)"),
-      choice_attr("mask", "none", {"none", "bias"}, "bias: an additive [lq,lk] input broadcast over b and h"),
+      real_attr("softcap", 0.0, "score soft-cap c > 0: scores -> c*tanh(scores/c) before the bias (0 = none)"),
+      int_attr("window_left", -1, "sliding window: keys more than window_left before the diagonal are masked (-1 = none)", -1),
+      int_attr("window_right", -1, "sliding window: keys more than window_right after the diagonal are masked (-1 = none)", -1),
+      choice_attr("mask", "none", {"none", "bias"}, "bias: an additive input, shaped as mask_shape says"),
+      choice_attr("mask_shape", "lq_lk", {"lq_lk", "b_1_lq_lk", "1_h_lq_lk", "b_h_lq_lk"},
+                  "dims of the bias, broadcast to [b,h,lq,lk] as PyTorch SDPA's attn_mask"),
       bool_attr("key_lengths", false, "an i32 [b] input: keys j >= key_lengths[b] are masked"),
   };
   return s;
@@ -94,6 +127,10 @@ void attention_spec::validate(const problem& p) const {
   if (s.h % s.hkv != 0)
     throw error(fmt::format("attention: h={} is not a multiple of hkv={} (grouped-query heads)", s.h, s.hkv));
   if (!std::isfinite(s.scale)) throw error("attention: scale must be finite");
+  if (!(std::isfinite(s.softcap) && s.softcap >= 0))
+    throw error(fmt::format("attention: softcap={} must be finite and >= 0 (0 = no capping)", s.softcap));
+  if (!s.bias && p.get_choice("mask_shape") != "lq_lk")
+    throw error("attention: mask_shape needs mask=bias (there is no mask to shape)");
   const contract& c = p.dt;
   auto io_type = [](dtype t) { return t == dtype::f32 || t == dtype::bf16 || t == dtype::f16; };
   const bool math_ok = c.math == c.src || (c.src == dtype::f32 && c.math == dtype::tf32);
@@ -109,7 +146,7 @@ std::vector<operand> attention_spec::inputs(const problem& p) const {
   std::vector<operand> ops = {{"q", p.dt.src, {s.b, s.h, s.lq, s.d}, {}},
                               {"k", p.dt.wei, {s.b, s.hkv, s.lk, s.d}, {}},
                               {"v", p.dt.wei, {s.b, s.hkv, s.lk, s.dv}, {}}};
-  if (s.bias) ops.push_back({"mask", p.dt.src, {s.lq, s.lk}, {}});
+  if (s.bias) ops.push_back({"mask", p.dt.src, s.bias_dims(), {}});
   if (s.key_lengths) ops.push_back({"key_lengths", dtype::i32, {s.b}, {}});
   return ops;
 }
@@ -152,15 +189,18 @@ void fill_key_lengths(tensor& t, std::int64_t lk, std::uint64_t seed, std::uint6
 fill_traits attention_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
   const attention_shape s = attention_shape::of(p);
   // Q and K are drawn so that the logits scale*q.k have a standard deviation of about 2
-  // (realistic attention) or about 60 (`large`: exp overflows f32 without max subtraction),
-  // whatever d and scale are: std(q.k) = sigma_q sigma_k sqrt(d).
+  // (realistic attention: several keys share the weight, so every mask decides something) or
+  // about 60 (`large`: exp overflows f32 without max subtraction), whatever d and scale are:
+  // std(q.k) = sigma_q sigma_k sqrt(d). With softcap=c the spread is max(2, c/2), so that
+  // scores reach the curved part of c tanh(s/c) and an ignored cap shows.
   const double unit = std::abs(s.scale) * std::sqrt(static_cast<double>(s.d));
+  const double spread = s.softcap > 0 ? std::max(2.0, 0.5 * s.softcap) : 2.0;
   fill_params qk, v;
   qk.kind = fill_kind::normal;
-  qk.scale = std::sqrt(2.0 / unit);
+  qk.scale = std::sqrt(spread / unit);
   if (p.fill == "uniform") {
     qk.kind = v.kind = fill_kind::uniform;
-    qk.hi = std::sqrt(6.0 / unit), qk.lo = -qk.hi;  // uniform[-a,a] has variance a^2/3
+    qk.hi = std::sqrt(3.0 * spread / unit), qk.lo = -qk.hi;  // uniform[-a,a] has variance a^2/3
   } else if (p.fill == "large") {
     qk.kind = fill_kind::uniform;
     qk.hi = std::sqrt(180.0 / unit), qk.lo = -qk.hi;
@@ -171,7 +211,13 @@ fill_traits attention_spec::fill(const problem& p, std::uint64_t seed, std::span
   fill_traits t;
   // NaNs in Q only: a NaN query row must come out NaN (K or V NaNs behind a mask are
   // kernel-dependent: skipped blocks never read them).
-  if (p.fill == "special") sprinkle(in[0], std::numeric_limits<double>::quiet_NaN(), 0.01, seed, 100), t.has_specials = true;
+  // One NaN at a seeded position on top: every special problem holds one, however small.
+  if (p.fill == "special" && in[0].numel() > 0) {
+    sprinkle(in[0], std::numeric_limits<double>::quiet_NaN(), 0.01, seed, 100);
+    in[0].set_at(static_cast<std::int64_t>(random_bits(seed, 102, 0) % static_cast<std::uint64_t>(in[0].numel())),
+                 std::numeric_limits<double>::quiet_NaN());
+    t.has_specials = true;
+  }
   std::size_t next = 3;
   if (s.bias) {
     fill_params bp;

@@ -1,5 +1,5 @@
 // attention: the suites. smoke: one problem per contract family; regression: edge sizes,
-// causal alignments, GQA, bias and key lengths in turn, then every contract and every fill on
+// causal alignments, GQA, bias and key lengths, soft-capping, sliding windows and bias shapes in turn, then every contract and every fill on
 // one ragged masked GQA problem.
 #include <cstddef>
 #include <string>
@@ -55,6 +55,18 @@ std::vector<std::string> attention_spec::suite(std::string_view tag) const {
       // Empty tensors: an empty batch, an empty query sequence.
       "b=0 h=2 lq=7 lk=9 d=16 mask=bias",
       "b=2 h=4 hkv=2 lq=0 lk=9 d=16 causal=bottom_right key_lengths=1",
+      // Features the peer suites use, each alone once, then together: score soft-capping,
+      // sliding windows (with and without causal), bias broadcast from every SDPA shape.
+      "b=1 h=2 lq=16 lk=40 d=64 softcap=5",
+      "b=1 h=2 lq=16 lk=40 d=64 softcap=30 causal=top_left",
+      "b=1 h=2 lq=32 lk=48 d=32 causal=bottom_right window_left=8",
+      "b=2 h=2 lq=20 lk=20 d=16 window_left=3 window_right=2",
+      "b=1 h=2 lq=24 lk=24 d=16 causal=top_left window_left=0",
+      "b=3 h=2 lq=9 lk=20 d=16 mask=bias mask_shape=b_1_lq_lk",
+      "b=1 h=3 lq=9 lk=20 d=16 mask=bias mask_shape=1_h_lq_lk",
+      "b=2 h=4 hkv=2 lq=9 lk=20 d=16 mask=bias mask_shape=b_h_lq_lk",
+      "b=2 h=4 hkv=2 lq=19 lk=70 d=64 causal=bottom_right window_left=20 softcap=5 mask=bias mask_shape=b_h_lq_lk "
+      "key_lengths=1",
   };
   std::size_t i = 0;
   for (const auto& shape : shapes) {

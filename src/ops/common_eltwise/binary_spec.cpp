@@ -2,17 +2,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "ops/common_eltwise/eltwise_fill.hpp"
 #include "ops/common_eltwise/suite_lines.hpp"
+#include "core/rng.hpp"
 #include "opval/error.hpp"
 
 namespace opval::ops::eltwise {
 namespace {
 
 broadcast_plan plan_of(const problem& p) { return plan_broadcast(p.get_dims("shape_a"), p.get_dims("shape_b")); }
+
+// The float contracts (the covering suites' contracts) and the integer ones.
+std::vector<std::string> float_contracts() {
+  return {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16", "bf16xf32:f32:f32"};
+}
+std::vector<std::string> integer_contracts() { return {"i32:i32:i32", "i64:i64:i64"}; }
+
+bool integer_contract(const contract& c) { return c.dst == dtype::i32 || c.dst == dtype::i64; }
+
+// The fills an integer contract takes (fill_integers draws their values).
+constexpr std::string_view integer_fills[] = {"default", "normal", "uniform", "exact", "positive", "large"};
 
 }  // namespace
 
@@ -25,7 +40,9 @@ const attr_schema& binary_spec::schema() const {
 }
 
 std::vector<std::string> binary_spec::contracts() const {
-  return {"f32", "bf16:f32:bf16", "f16:f32:f16", "f16:f16:f16", "bf16xf32:f32:f32"};
+  std::vector<std::string> c = float_contracts();
+  if (wraps_integers()) append(c, integer_contracts());
+  return c;
 }
 
 void binary_spec::validate(const problem& p) const {
@@ -33,6 +50,16 @@ void binary_spec::validate(const problem& p) const {
   check_extents(p.get_dims("shape_b"), "shape_b");
   plan_of(p);
   const contract& c = p.dt;
+  if (integer_contract(c) && wraps_integers()) {
+    if (c.src != c.dst || c.wei != c.dst || c.acc != c.dst || c.math != c.dst)
+      throw error(fmt::format("{} does not support contract {} (integer contracts are i32:i32:i32 and i64:i64:i64: "
+                              "one type throughout, the result wrapping modulo 2^bits)",
+                              name(), c.types_string()));
+    if (std::find(std::begin(integer_fills), std::end(integer_fills), p.fill) == std::end(integer_fills))
+      throw error(fmt::format("{} fill={} needs a float contract (integer contracts take default, normal, uniform, "
+                              "exact, positive, large)", name(), p.fill));
+    return;
+  }
   if (!is_float(c.src) || !is_float(c.wei) || !is_float(c.dst) || !is_compute_type(c.acc) ||
       (c.rounds_inputs() && !is_compute_type(c.math)))
     throw error(fmt::format("{} does not support contract {} (floating-point inputs and output, acc "
@@ -56,7 +83,39 @@ op_counts binary_spec::counts(const problem& p) const {
                  n * traits(p.dt.dst).size_bytes};
 }
 
+void binary_spec::fill_integers(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
+  // default: |x| <= 1000; positive: 0..1000; large: i32's whole range (results wrap), for
+  // i64 the largest power of two M with |M (op) M| < 2^53 (the reference's doubles stay exact).
+  double hi = 1000, lo = p.fill == "positive" ? 0 : -1000;
+  if (p.fill == "large") {
+    if (p.dt.dst == dtype::i32) {
+      lo = traits(dtype::i32).lowest, hi = traits(dtype::i32).max;
+    } else {
+      hi = 0x1p52;
+      while (std::fabs(apply(hi, hi)) >= 0x1p53) hi /= 2;
+      lo = -hi;
+    }
+  }
+  const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    for (std::int64_t i = 0, n = in[k].numel(); i < n; ++i)
+      in[k].set_at(i, lo + static_cast<double>(random_bits(seed, k, static_cast<std::uint64_t>(i)) % span));
+}
+
+double binary_spec::integer_result(const problem& p, double a, double b) const {
+  const std::int64_t r = apply_wrapped(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b));
+  return p.dt.dst == dtype::i32 ? static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(r)))
+                                : static_cast<double>(r);
+}
+
 fill_traits binary_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
+  if (integer_contract(p.dt)) {
+    fill_integers(p, seed, in);
+    fill_traits t;
+    t.exact = true;
+    t.same_sign = p.fill == "positive";
+    return t;
+  }
   fill_ranges r;
   r.large_scale = large_scale(p);
   // `wide` values below 2^(n/2 + 1) stay within the large magnitude too.
@@ -80,12 +139,20 @@ void binary_spec::for_each_pair(const problem& p, std::span<const tensor> in, F&
 
 void binary_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
   double* y = out[0].data_as<double>();
+  if (integer_contract(p.dt)) {
+    for_each_pair(p, in, [&](std::int64_t i, double a, double b) { y[i] = integer_result(p, a, b); });
+    return;
+  }
   for_each_pair(p, in, [&](std::int64_t i, double a, double b) { y[i] = apply(a, b); });
 }
 
 void binary_spec::simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
-  const acc_steps s(p.dt);
   tensor& y = out[0];
+  if (integer_contract(p.dt)) {  // exact: the kernel's result is the reference's
+    for_each_pair(p, in, [&](std::int64_t i, double a, double b) { y.set_at(i, integer_result(p, a, b)); });
+    return;
+  }
+  const acc_steps s(p.dt);
   for_each_pair(p, in, [&](std::int64_t i, double a, double b) {
     y.set_at(i, s.store(s.round(apply(s.load(a), s.load(b)))));
   });
@@ -93,6 +160,14 @@ void binary_spec::simulate(const problem& p, std::span<const tensor> in, std::sp
 
 std::vector<error_bound> binary_spec::bound(const problem& p, const fill_traits&, const bound_options&,
                                             std::span<const tensor> in, std::span<const tensor> ref) const {
+  if (integer_contract(p.dt)) {
+    error_bound eb;
+    eb.compute = tensor(dtype::f64, ref[0].shape());  // zeros: the wrapped result, exactly
+    eb.formula = fmt::format("exact: a {} b modulo 2^{}", symbol(), p.dt.dst == dtype::i32 ? 32 : 64);
+    std::vector<error_bound> v;
+    v.push_back(std::move(eb));
+    return v;
+  }
   const acc_steps s(p.dt);
   const acc_error_model m(p.dt);
   error_bound eb;
@@ -144,8 +219,13 @@ std::vector<std::string> binary_spec::suite(std::string_view tag) const {
   if (!smoke && tag != "regression") return {};
   const suite_axis shapes = broadcast_shapes(smoke);
   const suite_axis axes[] = {shapes, generic_fills(smoke, true), contract_option_values(smoke, *this)};
-  const auto cs = contracts();
-  return covering_lines(name(), axes, cs);
+  std::vector<std::string> lines = covering_lines(name(), axes, float_contracts());
+  // Integer contracts: the shapes, then the fills (`large`: i32 results wrap).
+  const suite_axis int_fills = smoke ? suite_axis{"", "fill=large"}
+                                     : suite_axis{"", "fill=large", "fill=positive", "fill=uniform"};
+  const suite_axis int_axes[] = {shapes, int_fills};
+  if (wraps_integers()) append(lines, covering_lines(name(), int_axes, integer_contracts()));
+  return lines;
 }
 
 feature_table binary_spec::features() const {

@@ -7,6 +7,13 @@
 // the contract rounds inputs) and rounds a (op) b once in acc:
 //   |y_kernel - y| <= |a_acc (op) b_acc - a (op) b| + u|a_acc (op) b_acc| + underflow unit.
 // IEEE semantics for specials: Inf - Inf = NaN, 0 * Inf = NaN, NaN propagates.
+//
+// Integer contracts (i32:i32:i32, i64:i64:i64): the result wraps modulo 2^bits (two's
+// complement), as C/C++ unsigned arithmetic, PyTorch and NumPy give it; it is exact and judged
+// exactly (bound 0). i32's `large` fill spans the whole type, so sums and products wrap; i64's
+// fills keep |result| < 2^53 (opval's reference holds values as doubles), so i64 wrapping is
+// specified but not exercised.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,7 +28,8 @@ namespace opval::ops::eltwise {
 class binary_spec : public op_spec {
  public:
   const attr_schema& schema() const override;
-  /// f32, bf16:f32:bf16, f16:f32:f16, f16:f16:f16 and bf16xf32:f32:f32 (mixed operands).
+  /// f32, bf16:f32:bf16, f16:f32:f16, f16:f16:f16, bf16xf32:f32:f32 (mixed operands), and
+  /// the integer i32:i32:i32 and i64:i64:i64.
   std::vector<std::string> contracts() const override;
   void validate(const problem& p) const override;
   std::vector<operand> inputs(const problem& p) const override;
@@ -39,6 +47,10 @@ class binary_spec : public op_spec {
  protected:
   /// a (op) b in double.
   virtual double apply(double a, double b) const = 0;
+  /// Whether the op takes the integer contracts (add, mul; not div).
+  virtual bool wraps_integers() const { return false; }
+  /// a (op) b modulo 2^64 (two's complement): the integer contracts' operation.
+  virtual std::int64_t apply_wrapped(std::int64_t, std::int64_t) const { return 0; }
   /// The largest input magnitude of the `large` and `wide` fills: no overflow of acc or dst.
   virtual double large_scale(const problem& p) const = 0;
   /// "a + b" for formulas.
@@ -48,6 +60,10 @@ class binary_spec : public op_spec {
   /// Calls f(i, a_i, b_i) for every output element i.
   template <class F>
   void for_each_pair(const problem& p, std::span<const tensor> in, F&& f) const;
+  /// The exact integer result of a (op) b wrapped to the contract's output type.
+  double integer_result(const problem& p, double a, double b) const;
+  /// The integer contracts' fills: uniform integers, the range by fill name.
+  void fill_integers(const problem& p, std::uint64_t seed, std::span<tensor> in) const;
 };
 
 }  // namespace opval::ops::eltwise

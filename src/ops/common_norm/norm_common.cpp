@@ -309,7 +309,14 @@ std::vector<operand> norm_spec::inputs(const problem& p) const {
 }
 
 std::vector<operand> norm_spec::outputs(const problem& p) const {
-  return {{"y", p.dt.dst, p.get_dims("shape"), data_layout(p)}};
+  std::vector<operand> out{{"y", p.dt.dst, p.get_dims("shape"), data_layout(p)}};
+  const geometry g = geometry_of(p);
+  if (g.stats) {
+    // In acc, as PyTorch's native_layer_norm (f32 for half inputs) and ONNX's stash_type.
+    out.push_back({"mean", p.dt.acc, g.stats_shape, {}});
+    out.push_back({"inv_std", p.dt.acc, g.stats_shape, {}});
+  }
+  return out;
 }
 
 op_counts norm_spec::counts(const problem& p) const {
@@ -365,11 +372,14 @@ void norm_spec::norm_reference(const problem& p, std::span<const tensor> in, std
   const std::vector<double> x = in[0].to_vector();
   const affine_params a = affine_of(in);
   double* y = out[0].data_as<double>();
+  double* mean = g.stats ? out[1].data_as<double>() : nullptr;
+  double* inv_std = g.stats ? out[2].data_as<double>() : nullptr;
 #pragma omp parallel for schedule(static) if (g.rows * g.n >= parallel_threshold)
   for (std::int64_t r = 0; r < g.rows; ++r) {
     const double* xr = x.data() + r * g.n;
     const row_stats s = exact_stats(kind_, xr, g.n);
     const double rstd = 1.0 / std::sqrt(s.power + g.eps);
+    if (g.stats) mean[r] = s.centre, inv_std[r] = rstd;
     for (std::int64_t i = 0; i < g.n; ++i) {
       const std::int64_t j = g.param_index(r, i);
       y[r * g.n + i] = (xr[i] - s.centre) * rstd * a.g(j) + a.b(j);
@@ -388,11 +398,13 @@ void norm_spec::simulate_with(const problem& p, std::span<const tensor> in, std:
   const affine_params a = affine_of(in);
   const double eps = ar.acc(v.eps_override >= 0 ? v.eps_override : g.eps);
   std::vector<double> y(x.size());
+  std::vector<double> mean(g.stats ? g.rows : 0), inv_std(g.stats ? g.rows : 0);
 #pragma omp parallel for schedule(static) if (g.rows * g.n >= parallel_threshold)
   for (std::int64_t r = 0; r < g.rows; ++r) {
     const double* xr = x.data() + r * g.n;
     const auto [centre, power] = kernel_stats(kind_, ar, xr, g.n, v);
     const double rstd = ar.mid(ar.acc(1.0 / std::sqrt(ar.acc(power + eps))));
+    if (g.stats) mean[r] = centre, inv_std[r] = rstd;
     for (std::int64_t i = 0; i < g.n; ++i) {
       const std::int64_t j = g.param_index(r, i);
       double t = ar.acc(ar.acc(xr[i] - centre) * rstd);
@@ -402,10 +414,12 @@ void norm_spec::simulate_with(const problem& p, std::span<const tensor> in, std:
     }
   }
   out[0].assign(y, p.dt.dst_round);
+  if (g.stats) out[1].assign(mean), out[2].assign(inv_std);
 }
 
 std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_traits& f, const bound_options& o,
                                                std::span<const tensor> in) const {
+  constexpr double inf = std::numeric_limits<double>::infinity();
   const geometry g = geometry_of(p);
   accumulation_gamma ag;
   const bound_constants k = constants_of(p, g, f, o, ag);
@@ -416,12 +430,24 @@ std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_trai
   double* out = b.compute.data_as<double>();
   b.meaningful = ag.meaningful;
   b.why_not = ag.why_not;
+  // The statistics outputs: the mean within e_mu, inv_std within rho r (or, where the power's
+  // error may reach P + eps, between 0 and r_max).
+  error_bound bm = b, br = b;
+  bm.compute = tensor(dtype::f64, g.stats_shape);
+  br.compute = tensor(dtype::f64, g.stats_shape);
+  double* out_mean = g.stats ? bm.compute.data_as<double>() : nullptr;
+  double* out_rstd = g.stats ? br.compute.data_as<double>() : nullptr;
 #pragma omp parallel for schedule(static) if (g.rows * g.n >= parallel_threshold)
   for (std::int64_t r = 0; r < g.rows; ++r) {
     const double* xr = x.data() + r * g.n;
     const row_stats s = exact_stats(kind_, xr, g.n);
     const stat_errors e = statistic_errors(kind_, s, k);
     const rstd_error rs = rstd_bound(s.power, e.power, g.eps, k);
+    if (g.stats) {
+      const double er = rs.rel == inf ? std::max(rs.r, rs.max) : rs.rel * rs.r;
+      out_mean[r] = s.finite ? e.centre : 0.0;
+      out_rstd[r] = !s.finite ? 0.0 : std::isfinite(er) ? er : inf;
+    }
     for (std::int64_t i = 0; i < g.n; ++i) {
       const std::int64_t j = g.param_index(r, i);
       // Rows with NaN/Inf: the reference is NaN/Inf and is compared by class, not by bound.
@@ -437,7 +463,13 @@ std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_trai
       "{}: |dy| <= |g| min(e_d r(1+rho)+|d| r rho, |d| r+(|d|+e_d) rmax)(1+u)+u(|pg|+|b|); {}; "
       "rho from (e_P+u eps+u(P+eps))/(P+eps), rsqrt {} ulp; gamma={} ({}), u={:.3g}",
       name(), stats, p.dt.ulps.rsqrt, ag.gamma, ag.formula, k.u);
-  return {b};
+  if (!g.stats) return {b};
+  bm.formula = fmt::format("{} mean: e_mu=(gamma+g3)mean|x|+g4 max|d|, gamma={} ({}), u={:.3g}", name(), ag.gamma,
+                           ag.formula, k.u);
+  br.formula = fmt::format("{} inv_std: rho r, rho from (e_P+u eps+u(P+eps))/(P+eps) (rsqrt {} ulp, stored in mid); "
+                           "r_max = rsqrt(eps) where e_P may reach P+eps",
+                           name(), p.dt.ulps.rsqrt);
+  return {b, bm, br};
 }
 
 const norm_spec& norm_of(const problem& p) {

@@ -52,6 +52,10 @@ struct geometry {
   std::int64_t param_repeat = 1;
   double eps = 0;
   bool affine = true;
+  /// layer_norm stats=1: outputs mean and inv_std per row after y (native_layer_norm's).
+  bool stats = false;
+  /// The dims of the statistics outputs: x's leading dims, 1 for each normalized one (keepdim).
+  dims stats_shape;
 
   std::int64_t param_index(std::int64_t r, std::int64_t i) const {
     return ((r % param_groups) * n + i) / param_repeat;

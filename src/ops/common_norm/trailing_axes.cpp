@@ -10,15 +10,28 @@
 
 namespace opval::ops::norm {
 
-const attr_schema& trailing_axes_spec::schema() const {
-  static const attr_schema schema{
+namespace {
+std::vector<attr_def> common_attrs() {
+  return {
       dims_attr("shape", {4, 64}, "shape of x, e.g. 8x768; the last norm_axes dims are normalized"),
       int_attr("norm_axes", 1, "how many trailing dims of shape form one normalized row", 1, 8),
       real_attr("eps", 1e-5, "added to the variance (mean square) before rsqrt; >= 0"),
       bool_attr("affine", true, "apply gamma (and beta for layer_norm), shaped as the normalized dims"),
       int_attr("ld", 0, "stride of x's and y's innermost-but-one dim (padded rows); 0 = contiguous", 0),
   };
-  return schema;
+}
+}  // namespace
+
+const attr_schema& trailing_axes_spec::schema() const {
+  static const attr_schema rms(common_attrs());
+  static const attr_schema layer = [] {
+    std::vector<attr_def> a = common_attrs();
+    a.push_back(bool_attr("stats", false,
+                          "also output mean and inv_std = 1/sqrt(var + eps) per row, in acc, shaped as x with "
+                          "the normalized dims 1 (PyTorch native_layer_norm, ONNX LayerNormalization)"));
+    return attr_schema(std::move(a));
+  }();
+  return kind() == norm_kind::layer ? layer : rms;
 }
 
 geometry trailing_axes_spec::geometry_of(const problem& p) const {
@@ -30,6 +43,11 @@ geometry trailing_axes_spec::geometry_of(const problem& p) const {
   g.rows = g.n > 0 ? element_count(shape) / g.n : 0;
   g.eps = p.get_real("eps");
   g.affine = p.get_bool("affine");
+  if (kind() == norm_kind::layer && p.get_bool("stats")) {
+    g.stats = true;
+    g.stats_shape = shape;
+    for (std::size_t d = shape.size() - std::min(k, shape.size()); d < shape.size(); ++d) g.stats_shape[d] = 1;
+  }
   return g;
 }
 
@@ -60,15 +78,15 @@ std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_vie
   const std::vector<std::string> contracts = suite_contracts();
   std::vector<std::string> lines;
   auto add = [&](const std::string& shape, int axes, double eps, bool affine, const std::string& dt,
-                 const std::string& fill, std::int64_t ld = 0) {
+                 const std::string& fill, std::int64_t ld = 0, const std::string& extra = "") {
     // A layer_norm row of one element is always beta (or 0): only affine makes it testable.
     if (kind() == norm_kind::layer && !affine && shape.ends_with("x1") && axes == 1) return;
     // Without gamma, a constant rms_norm row repeats one value (and one rounding error) n
     // times: the bias test, which assumes independent errors, would see a false bias.
     const bool repeats = kind() == norm_kind::rms && !affine && fill == constant_rows_fill;
-    lines.push_back(fmt::format("{} shape={} norm_axes={} eps={} affine={} dt={} fill={}{}", op, shape, axes, eps,
+    lines.push_back(fmt::format("{} shape={} norm_axes={} eps={} affine={} dt={} fill={}{}{}", op, shape, axes, eps,
                                 affine ? 1 : 0, dt, repeats ? "default" : fill,
-                                ld ? fmt::format(" ld={}", ld) : std::string()));
+                                ld ? fmt::format(" ld={}", ld) : std::string(), extra));
   };
   if (tag == "smoke") {
     for (const auto& dt : contracts) {
@@ -101,6 +119,13 @@ std::vector<std::string> trailing_axes_spec::trailing_axes_suite(std::string_vie
     add("32x4096", 1, 1e-5, true, dt, "default", 4160);
     add("64x1024", 1, 1e-5, false, dt, "cancel");
     add("0x768", 1, 1e-5, true, dt, "default");  // an empty batch
+    if (kind() == norm_kind::layer) {
+      // The mean and inv_std outputs (stats=1): small and large eps, two axes, padded rows.
+      add("6x97", 1, 1e-5, true, dt, "default", 0, " stats=1");
+      add("4x33", 1, 0.1, false, dt, std::string(constant_rows_fill), 0, " stats=1");
+      add("2x3x5x7", 2, 1e-12, true, dt, "cancel", 0, " stats=1");
+      add("3x4x64", 1, 1e-5, true, dt, "special", 70, " stats=1");
+    }
   }
   return lines;
 }

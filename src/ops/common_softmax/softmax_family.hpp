@@ -6,6 +6,7 @@
 // log_softmax.hpp) with its name and summary (spec.cpp) and its stages (reference.cpp,
 // bound.cpp, suite.cpp), each a call into the family code here.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -96,10 +97,19 @@ class softmax_family_spec : public op_spec {
     return {"normal", "uniform", "large", "special", "constant_rows"};
   }
   std::vector<std::string> contracts() const override {
+    std::vector<std::string> c = float32_contracts();
+    c.insert(c.end(), float64_contracts.begin(), float64_contracts.end());
+    return c;
+  }
+  /// The contracts computing in f32 (the suites cycle through them).
+  static std::vector<std::string> float32_contracts() {
     return {"f32:f32:f32", "bf16:f32:bf16", "f16:f32:f16", "bf16:f32:f32", "f32:f32:bf16", "f32:f32:f16"};
   }
-  /// The generated suites' features (softmax_family_features).
+  /// The generated suites' features.
   feature_table features() const override;
+  /// A float64 output computed in float64, as PyTorch's softmax(x, dim, dtype=torch.float64)
+  /// (the input converted to f64 first, exactly).
+  static constexpr std::array<const char*, 3> float64_contracts = {"f32:f64:f64", "bf16:f64:f64", "f16:f64:f64"};
 
   void validate(const problem& p) const override {
     const softmax_family_params q = params_of(p);
@@ -114,9 +124,12 @@ class softmax_family_spec : public op_spec {
                               to_string(shape), rank));
     const contract& c = p.dt;
     auto io_type = [](dtype t) { return t == dtype::f32 || t == dtype::bf16 || t == dtype::f16; };
-    if (!io_type(c.src) || c.wei != c.src || c.math != c.src || c.acc != dtype::f32 || !io_type(c.dst))
-      throw error(fmt::format("{} does not support contract {} (inputs and outputs f32, bf16 or f16, "
-                              "accumulation f32, no in-kernel input rounding)",
+    const bool f32_acc = c.acc == dtype::f32 && io_type(c.dst);
+    const bool f64_acc = c.acc == dtype::f64 && c.dst == dtype::f64;
+    if (!io_type(c.src) || c.wei != c.src || c.math != c.src || !(f32_acc || f64_acc))
+      throw error(fmt::format("{} does not support contract {} (inputs f32, bf16 or f16, no in-kernel input "
+                              "rounding; accumulation f32 with outputs f32, bf16 or f16, or accumulation and "
+                              "output f64)",
                               name(), c.types_string()));
   }
 
@@ -267,6 +280,11 @@ inline std::vector<std::string> softmax_family_suite(std::string_view op, std::s
   // Every contract on every fill at one ragged size.
   for (std::size_t c = 0; c < contracts.size(); ++c)
     for (const auto& fill : fills) add("3x129", -1, contract_for(fill, c), fill);
+  // float64 outputs: every fill, a long row, an inner axis.
+  for (const char* dt : softmax_family_spec::float64_contracts)
+    for (const auto& fill : fills) add("3x129", -1, dt, fill);
+  add("2x4099", -1, "f32:f64:f64", "normal");
+  add("5x17x3", 1, "bf16:f64:f64", "large");
   return lines;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // mul: y = a * b with numpy broadcasting; one rounding in acc (see binary_spec.hpp).
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,8 @@ class mul_spec final : public eltwise::binary_spec {
 
  protected:
   double apply(double a, double b) const override;
+  bool wraps_integers() const override { return true; }
+  std::int64_t apply_wrapped(std::int64_t a, std::int64_t b) const override;
   double large_scale(const problem& p) const override;
   std::string_view symbol() const override;
 };

@@ -6,4 +6,9 @@ namespace opval::ops::mul {
 
 double mul_spec::apply(double a, double b) const { return a * b; }
 
+// In unsigned arithmetic, which wraps modulo 2^64 (signed overflow would be undefined).
+std::int64_t mul_spec::apply_wrapped(std::int64_t a, std::int64_t b) const {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
 }  // namespace opval::ops::mul

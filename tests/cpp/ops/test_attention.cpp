@@ -123,7 +123,7 @@ TEST(attention, nan_query_makes_its_row_nan) {
   }
 }
 
-// An independent fp64 attention: explicit S = scale Q K^T + bias with masks, row softmax,
+// An independent fp64 attention: explicit S = cap(scale Q K^T) + bias with masks, row softmax,
 // O = P V; written without the op's helpers.
 std::vector<double> naive_attention(const problem& p, std::span<const tensor> in) {
   const attention_shape s = attention_shape::of(p);
@@ -132,10 +132,13 @@ std::vector<double> naive_attention(const problem& p, std::span<const tensor> in
   std::size_t next = 3;
   if (s.bias) bias = in[next++].to_vector();
   if (s.key_lengths) lens = in[next].to_vector();
+  const std::int64_t bias_b = s.bias_batch ? s.b : 1, bias_h = s.bias_heads ? s.h : 1;
   std::vector<double> o(s.b * s.h * s.lq * s.dv, 0.0);
   for (std::int64_t b = 0; b < s.b; ++b)
     for (std::int64_t h = 0; h < s.h; ++h) {
       const std::int64_t g = h * s.hkv / s.h;  // kv head of query head h
+      // The bias plane of (b, h) under PyTorch broadcasting: size-1 dims repeat.
+      const std::int64_t plane = (b % bias_b) * bias_h + h % bias_h;
       std::vector<double> S(s.lq * s.lk);
       for (std::int64_t i = 0; i < s.lq; ++i)
         for (std::int64_t j = 0; j < s.lk; ++j) {
@@ -145,7 +148,12 @@ std::vector<double> naive_attention(const problem& p, std::span<const tensor> in
           bool masked = !lens.empty() && j >= static_cast<std::int64_t>(lens[b]);
           if (s.causal == causal_kind::top_left) masked |= j > i;
           if (s.causal == causal_kind::bottom_right) masked |= j - i > s.lk - s.lq;
-          S[i * s.lk + j] = masked ? -inf : s.scale * dot + (bias.empty() ? 0.0 : bias[i * s.lk + j]);
+          const std::int64_t diag = i + (s.causal == causal_kind::top_left ? 0 : s.lk - s.lq);
+          if (s.window_left >= 0) masked |= j < diag - s.window_left;
+          if (s.window_right >= 0) masked |= j > diag + s.window_right;
+          double score = s.scale * dot;
+          if (s.softcap > 0) score = s.softcap * std::tanh(score / s.softcap);
+          S[i * s.lk + j] = masked ? -inf : score + (bias.empty() ? 0.0 : bias[(plane * s.lq + i) * s.lk + j]);
         }
       for (std::int64_t i = 0; i < s.lq; ++i) {
         double m = -inf, sum = 0;
@@ -165,7 +173,11 @@ std::vector<double> naive_attention(const problem& p, std::span<const tensor> in
 TEST(attention, reference_equals_matmul_softmax_matmul) {
   for (const char* line : {"attention b=2 h=4 hkv=2 lq=9 lk=13 d=16 dv=8 causal=bottom_right mask=bias key_lengths=1",
                            "attention b=1 h=3 hkv=1 lq=13 lk=9 d=5 causal=top_left scale=0.7",
-                           "attention b=3 h=2 lq=7 lk=7 d=3 key_lengths=1 dt=bf16:f32:bf16 fill=large"}) {
+                           "attention b=3 h=2 lq=7 lk=7 d=3 key_lengths=1 dt=bf16:f32:bf16 fill=large",
+                           "attention b=2 h=3 lq=9 lk=12 d=8 softcap=5 mask=bias mask_shape=b_1_lq_lk",
+                           "attention b=2 h=3 lq=9 lk=12 d=8 causal=top_left window_left=3 mask=bias mask_shape=1_h_lq_lk",
+                           "attention b=2 h=4 hkv=2 lq=12 lk=9 d=8 window_left=2 window_right=1 mask=bias mask_shape=b_h_lq_lk",
+                           "attention b=1 h=2 lq=5 lk=11 d=8 causal=bottom_right window_left=4 softcap=2 fill=large"}) {
     problem p = parse_problem(line);
     std::vector<tensor> in = filled(p, 11);
     direct_case c = run_direct(p, 11, in);
@@ -229,8 +241,13 @@ TEST(attention, every_suite_problem_passes_under_sim) {
 struct flash_options {
   int block = 16;
   bool reverse = false;       ///< visit key blocks last to first
-  std::int64_t causal_shift = 0;  ///< bug: an off-by-one causal limit
+  std::int64_t causal_shift = 0;  ///< bug: an off-by-one causal limit (each query sees one future key)
   bool no_max = false;        ///< bug: no max subtraction
+  std::int64_t window_shift = 0;  ///< bug: the sliding window reaches one key further left
+  bool ignore_softcap = false;    ///< bug: scores not capped
+  bool bias_batch0 = false;       ///< bug: every batch reads batch 0's bias plane
+  bool bias_head0 = false;        ///< bug: every head reads head 0's bias plane
+  std::int64_t extra_key = 0;     ///< bug: keys j < key_lengths[b] + extra_key visible
 };
 
 void flash_attention(const problem& p, std::span<const tensor> in, std::span<tensor> out, flash_options fo) {
@@ -247,15 +264,18 @@ void flash_attention(const problem& p, std::span<const tensor> in, std::span<ten
   std::size_t next = 3;
   if (s.bias) bias = in[next++].to_vector();
   if (s.key_lengths) lens = in[next].to_vector();
-  const float fscale = static_cast<float>(s.scale);
+  const float fscale = static_cast<float>(s.scale), cap = static_cast<float>(s.softcap);
   std::vector<double> o(s.b * s.h * s.lq * s.dv);
   for (std::int64_t row = 0; row < s.b * s.h * s.lq; ++row) {
     const std::int64_t i = row % s.lq, h = (row / s.lq) % s.h, b = row / (s.lq * s.h);
     const std::int64_t g = h / (s.h / s.hkv);
-    const std::int64_t limit = (s.causal == causal_kind::top_left      ? i
-                                : s.causal == causal_kind::bottom_right ? i + s.lk - s.lq
-                                                                         : s.lk) + fo.causal_shift;
-    const std::int64_t len = lens.empty() ? s.lk : static_cast<std::int64_t>(lens[b]);
+    const std::int64_t diag = i + (s.causal == causal_kind::top_left ? 0 : s.lk - s.lq);
+    const std::int64_t limit = std::min(s.causal == causal_kind::none ? s.lk : diag,
+                                        s.window_right < 0 ? s.lk : diag + s.window_right) + fo.causal_shift;
+    const std::int64_t first = s.window_left < 0 ? 0 : diag - s.window_left - fo.window_shift;
+    const std::int64_t len = (lens.empty() ? s.lk : static_cast<std::int64_t>(lens[b])) + fo.extra_key;
+    const std::int64_t bias_b = s.bias_batch && !fo.bias_batch0 ? b : 0, bias_h = s.bias_heads && !fo.bias_head0 ? h : 0;
+    const std::int64_t plane = bias_b * (s.bias_heads ? s.h : 1) + bias_h;
     float m = -std::numeric_limits<float>::infinity(), l = 0;
     bool has_nan = false;
     std::vector<float> acc(s.dv, 0.0f), sc(fo.block);
@@ -268,8 +288,10 @@ void flash_attention(const problem& p, std::span<const tensor> in, std::span<ten
         float dot = 0;
         for (std::int64_t x = 0; x < s.d; ++x)
           dot = std::fma(static_cast<float>(q[row * s.d + x]), static_cast<float>(k[((b * s.hkv + g) * s.lk + j) * s.d + x]), dot);
-        const bool visible = j < len && j <= limit;
-        sc[jj] = visible ? dot * fscale + (bias.empty() ? 0.0f : static_cast<float>(bias[i * s.lk + j]))
+        const bool visible = j < len && j >= first && j <= limit;
+        float score = dot * fscale;
+        if (cap > 0 && !fo.ignore_softcap) score = cap * std::tanh(score / cap);
+        sc[jj] = visible ? score + (bias.empty() ? 0.0f : static_cast<float>(bias[(plane * s.lq + i) * s.lk + j]))
                          : -std::numeric_limits<float>::infinity();
         has_nan |= std::isnan(sc[jj]);
         mb = std::max(mb, sc[jj]);
@@ -355,6 +377,108 @@ TEST(attention, planted_bugs_fail) {
   });
   r = run_with("attention b=1 h=2 lq=64 lk=256 d=64 dt=f32", bf16_p);
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+}
+
+// --- every feature's planted bug caught at every seed, its legitimate variants passing -------
+
+// Seeds 1..8: a bug must not hide behind one lucky draw of the inputs.
+constexpr std::uint64_t seeds = 8;
+
+void expect_caught_at_every_seed(const char* name, flash_options fo, const std::vector<std::string>& lines) {
+  function_backend b = flash(name, fo);
+  for (const auto& line : lines)
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, state::failed) << name << " seed " << seed << ": " << line << ": " << r.v.reason;
+    }
+}
+
+TEST(attention, mask_seeing_one_future_key_fails_at_every_seed) {
+  flash_options fo;
+  fo.causal_shift = 1;
+  expect_caught_at_every_seed("causal_off_by_one", fo,
+                              {"attention b=1 h=2 lq=17 lk=17 d=32 causal=top_left dt=f32",
+                               "attention b=1 h=2 lq=9 lk=30 d=32 causal=bottom_right dt=bf16:f32:bf16 mid=bf16",
+                               "attention b=1 h=2 lq=16 lk=40 d=32 causal=bottom_right window_left=8 dt=bf16:f32:bf16"});
+}
+
+TEST(attention, ignored_softcap_fails_at_every_seed) {
+  flash_options fo;
+  fo.ignore_softcap = true;
+  expect_caught_at_every_seed("softcap_ignored", fo,
+                              {"attention b=1 h=2 lq=16 lk=40 d=64 softcap=5 dt=bf16:f32:bf16",
+                               "attention b=1 h=2 lq=16 lk=40 d=64 softcap=30 causal=top_left dt=f32"});
+}
+
+TEST(attention, sliding_window_off_by_one_fails_at_every_seed) {
+  flash_options fo;
+  fo.window_shift = 1;
+  expect_caught_at_every_seed("window_off_by_one", fo,
+                              {"attention b=1 h=2 lq=32 lk=48 d=32 causal=bottom_right window_left=8 dt=bf16:f32:bf16",
+                               "attention b=2 h=2 lq=20 lk=20 d=16 window_left=3 window_right=2 dt=f32",
+                               "attention b=1 h=2 lq=24 lk=24 d=16 causal=top_left window_left=0 dt=f16:f32:f16"});
+}
+
+TEST(attention, bias_broadcast_wrong_fails_at_every_seed) {
+  flash_options batch0;
+  batch0.bias_batch0 = true;
+  expect_caught_at_every_seed("bias_batch_ignored", batch0,
+                              {"attention b=3 h=2 lq=9 lk=20 d=16 mask=bias mask_shape=b_1_lq_lk dt=f32",
+                               "attention b=2 h=4 hkv=2 lq=9 lk=20 d=16 mask=bias mask_shape=b_h_lq_lk dt=bf16:f32:bf16"});
+  flash_options head0;
+  head0.bias_head0 = true;
+  expect_caught_at_every_seed("bias_head_ignored", head0,
+                              {"attention b=1 h=3 lq=9 lk=20 d=16 mask=bias mask_shape=1_h_lq_lk dt=f32",
+                               "attention b=2 h=4 hkv=2 lq=9 lk=20 d=16 mask=bias mask_shape=b_h_lq_lk dt=bf16:f32:bf16"});
+}
+
+TEST(attention, key_length_off_by_one_fails_at_every_seed) {
+  flash_options fo;
+  fo.extra_key = 1;
+  expect_caught_at_every_seed("key_length_off_by_one", fo,
+                              {"attention b=3 h=2 lq=9 lk=30 d=16 key_lengths=1 dt=f32",
+                               "attention b=4 h=4 hkv=2 lq=12 lk=24 d=32 causal=bottom_right key_lengths=1 dt=bf16:f32:bf16"});
+}
+
+TEST(attention, flash_variants_pass_new_features_at_every_seed) {
+  const std::vector<std::string> lines = {
+      "attention b=2 h=4 hkv=2 lq=19 lk=70 d=64 causal=bottom_right window_left=20 softcap=5 mask=bias "
+      "mask_shape=b_h_lq_lk key_lengths=1 dt=bf16:f32:bf16 mid=bf16",
+      "attention b=2 h=3 lq=33 lk=40 d=32 window_left=7 window_right=3 mask=bias mask_shape=1_h_lq_lk dt=f32",
+      "attention b=3 h=2 lq=17 lk=50 d=64 causal=top_left softcap=30 mask=bias mask_shape=b_1_lq_lk dt=f16:f32:f16",
+      "attention b=1 h=2 lq=16 lk=64 d=64 softcap=5 dt=f32 fill=large",
+  };
+  for (auto [name, fo] : {std::pair{"flash_block16", flash_options{}},
+                          std::pair{"flash_block16_reversed", flash_options{16, true}},
+                          std::pair{"flash_block64", flash_options{64}}}) {
+    function_backend b = flash(name, fo);
+    for (const auto& line : lines)
+      for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+        const case_result r = run_with(line, b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << name << " seed " << seed << ": " << line << ": " << r.v.reason;
+      }
+  }
+}
+
+TEST(attention, bias_shapes_broadcast_like_sdpa) {
+  EXPECT_EQ(find_op("attention").inputs(parse_problem("attention b=2 h=3 lq=4 lk=5 mask=bias mask_shape=b_1_lq_lk"))[3].shape,
+            (dims{2, 1, 4, 5}));
+  EXPECT_EQ(find_op("attention").inputs(parse_problem("attention b=2 h=3 lq=4 lk=5 mask=bias mask_shape=1_h_lq_lk"))[3].shape,
+            (dims{1, 3, 4, 5}));
+  EXPECT_EQ(find_op("attention").inputs(parse_problem("attention b=2 h=3 lq=4 lk=5 mask=bias"))[3].shape, (dims{4, 5}));
+  EXPECT_NE(validation_error("attention mask_shape=b_h_lq_lk").find("needs mask=bias"), std::string::npos);
+  EXPECT_NE(validation_error("attention softcap=-1").find("softcap"), std::string::npos);
+}
+
+TEST(attention, sliding_window_keys) {
+  // window (left 2, right 1) around the bottom-right diagonal i + lk - lq (lk - lq = 2).
+  auto vis = visible_keys("lq=4 lk=6 window_left=2 window_right=1");
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 6; ++j) EXPECT_EQ(vis[i][j], j >= i + 2 - 2 && j <= i + 2 + 1) << i << " " << j;
+  // with causal=top_left the window shares the top-left diagonal.
+  vis = visible_keys("lq=5 lk=5 causal=top_left window_left=1");
+  for (std::int64_t i = 0; i < 5; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) EXPECT_EQ(vis[i][j], j >= i - 1 && j <= i) << i << " " << j;
 }
 
 }  // namespace

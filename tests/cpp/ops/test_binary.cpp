@@ -3,7 +3,10 @@
 // index, accumulation in a narrower type, truncation, zeros) and legitimate kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <cstdio>
 #include <limits>
 
@@ -101,6 +104,14 @@ TEST(Binary, SimWithinBoundEveryContractAndPattern) {
             // A quotient by a subnormal overflows to Inf where the reference is finite: the
             // compare's overflow rule expects that (SuitesPassUnderSim runs fill=special).
             if (std::string(op) == "div" && std::string(f) == "special") continue;
+            // A subnormal times Inf: Inf exactly, NaN for a kernel whose input becomes 0 first
+            // (flushed under denorm=ftz, or an f32 subnormal converted to f16 or rounded to
+            // bf16 inside the kernel); the special fill puts both in every tensor. Which one
+            // these contracts promise is open (the bound requires the exact class); the
+            // listed contracts and the suites, which never combine special with ftz, are clear.
+            const bool input_underflows = std::string(o) == " denorm=ftz" || std::string(dt) == "f32:f16:f16" ||
+                                          std::string(dt) == "f32@bf16:f32:f32";
+            if (std::string(op) == "mul" && std::string(f) == "special" && input_underflows) continue;
             const std::string line = std::string(op) + " " + sh + " dt=" + dt + " fill=" + f + o;
             const double r = worst_ratio(run_direct(parse_problem(line), 11));
             EXPECT_LE(r, 1.0) << line;
@@ -201,6 +212,70 @@ TEST(Binary, PlantedBugsFail) {
 TEST(Binary, SuitesPassUnderSim) {
   for (const char* tag : {"smoke", "regression"})
     for (const char* op : {"add", "mul", "div"}) expect_suite_passes_under_sim(tag, {op});
+}
+
+// --- integer contracts: results wrap modulo 2^bits, exact ------------------------------------
+
+TEST(Binary, IntegerResultsWrap) {
+  direct_case c = on_values("add", {2147483647, -2147483648.0, 5, -7, 100, 0}, {3}, {1, -1, 3}, " dt=i32:i32:i32");
+  EXPECT_EQ(c.ref[0].to_vector(), (std::vector<double>{-2147483648.0, 2147483647, 8, -6, 99, 3}));
+  EXPECT_EQ(c.out[0].to_vector(), c.ref[0].to_vector());
+  c = on_values("mul", {65536, 65536, -3, 46341, 7, 0}, {3}, {65536, 32768, 5}, " dt=i32:i32:i32");
+  // 2^32 wraps to 0, 2^31 to -2^31, 46341 * 2^16 past 2^31 to a negative value.
+  const double m = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(46341LL * 65536LL)));
+  EXPECT_EQ(c.ref[0].to_vector(), (std::vector<double>{0, -2147483648.0, -15, m, 7 * 32768, 0}));
+  c = on_values("add", {1e15, -4e15, 3, 4, 5, 6}, {3}, {1, 2, 3}, " dt=i64:i64:i64");
+  EXPECT_EQ(c.ref[0].to_vector(), (std::vector<double>{1e15 + 1, -4e15 + 2, 6, 5, 7, 9}));
+}
+
+TEST(Binary, IntegerContractsValidate) {
+  EXPECT_EQ(validation_error("add dt=i32:i32:i32 fill=large"), "");
+  EXPECT_EQ(validation_error("mul dt=i64:i64:i64"), "");
+  EXPECT_NE(validation_error("add dt=i32:i32:i32 fill=special").find("needs a float contract"), std::string::npos);
+  EXPECT_NE(validation_error("add dt=i32:i64:i32").find("integer contracts"), std::string::npos);
+  EXPECT_NE(validation_error("div dt=i32:i32:i32").find("does not support contract"), std::string::npos);
+}
+
+// An integer kernel: y = f(a, b) for each broadcast pair, stored as is (it is an integer).
+function_backend integer_kernel(const std::string& name, std::function<double(const problem&, double, double)> f) {
+  return pairwise(name, std::move(f));
+}
+
+// Two's complement narrowing of a 64-bit result.
+double to_i32(std::int64_t r) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(r)); }
+
+const std::vector<std::string> wrapping_lines{"add shape_a=33x65 shape_b=65 dt=i32:i32:i32 fill=large",
+                                              "mul shape_a=4x1x6x1 shape_b=5x1x7 dt=i32:i32:i32 fill=large"};
+
+TEST(Binary, IntegerLegitimateKernelsPassAtEverySeed) {
+  // 32-bit unsigned arithmetic (what an int32 SIMD kernel does) instead of 64-bit.
+  auto u32 = integer_kernel("u32", [](const problem& p, double a, double b) {
+    const auto ua = static_cast<std::uint32_t>(static_cast<std::int32_t>(a)), ub = static_cast<std::uint32_t>(static_cast<std::int32_t>(b));
+    return static_cast<double>(static_cast<std::int32_t>(p.op() == "add" ? ua + ub : ua * ub));
+  });
+  for (const auto& line : wrapping_lines)
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const auto r = run_with(line, u32, seed);
+      EXPECT_EQ(r.v.st, state::passed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+    }
+}
+
+TEST(Binary, SaturatingOrDoubleIntegerKernelsFailAtEverySeed) {
+  // Saturating instead of wrapping: the sum clamped to i32's range.
+  auto saturating = integer_kernel("saturating", [](const problem&, double a, double b) {
+    return std::clamp(a + b, -2147483648.0, 2147483647.0);
+  });
+  // The product in double, then wrapped: the low bits beyond 2^53 are lost.
+  auto via_double = integer_kernel("via_double", [](const problem&, double a, double b) {
+    const double prod = a * b;
+    return to_i32(static_cast<std::int64_t>(std::fmod(prod, 0x1p32)));
+  });
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    auto r = run_with(wrapping_lines[0], saturating, seed);
+    EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << r.v.reason;
+    r = run_with(wrapping_lines[1], via_double, seed);
+    EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << r.v.reason;
+  }
 }
 
 }  // namespace

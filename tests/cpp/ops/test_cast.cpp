@@ -216,8 +216,12 @@ TEST(Cast, PlantedBugsFail) {
 
   // The scale ignored.
   auto no_scale = converting("no scale", [](const problem& p, double x) { return round_to(p.dt.dst, x); });
-  r = run_with("cast shape=4099 dt=f32:f32:i8 scale=3", no_scale);
-  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  for (const char* line : {"cast shape=4099 dt=f32:f32:i8 scale=3", "cast shape=7 dt=f32:f32:bf16 scale=0.5",
+                           "cast shape=3x5 dt=bf16:f32:f16 scale=1.25"})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // at every seed
+      r = run_with(line, no_scale, seed);
+      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+    }
 
   auto zeros = converting("zeros", [](const problem&, double) { return 0.0; });
   r = run_with("cast shape=4099 dt=f32:f32:f8_e4m3", zeros);

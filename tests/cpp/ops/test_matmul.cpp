@@ -280,6 +280,22 @@ TEST(matmul_planted, truncated_output_fails_the_bias_test) {
   EXPECT_NE(r.v.reason.find("bias"), std::string::npos) << r.v.reason;
 }
 
+TEST(matmul_planted, ignored_alpha_fails_at_every_seed) {
+  // The kernel computes A.B (+ epilogue) with alpha = 1, whatever the problem says.
+  function_backend b("alpha_ignored", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    q.set("alpha", 1.0);
+    p.spec().simulate(q, in, out);
+  });
+  for (const char* line : {"matmul m=16 n=16 k=16 alpha=0.5 dt=f32:f32:f32",
+                           "matmul m=3 n=5 k=7 alpha=-2 bias=1 dt=bf16:f32:bf16",
+                           "matmul m=8 n=8 k=64 alpha=1.5 dt=f16:f32:f16 fill=uniform"})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+    }
+}
+
 TEST(matmul_planted, all_zero_output_is_mistrusted) {
   function_backend b("zero", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
     out[0].assign(std::vector<double>(out[0].numel(), 0.0));

@@ -135,16 +135,20 @@ TEST(softmax, every_suite_problem_passes_under_sim) {
   for (const char* tag : {"smoke", "regression"}) expect_suite_passes_under_sim(tag, {"softmax", "log_softmax"});
 }
 
-// A float kernel over the rows of a softmax-family problem; `row` works in place.
-using row_kernel = std::function<void(std::vector<float>& row, bool log)>;
-kernel_fn rows_with(row_kernel row) {
+// A kernel over the rows of a softmax-family problem in T (float, or double for the f64
+// contracts); `row` works in place.
+template <class T = float>
+using row_kernel_of = std::function<void(std::vector<T>& row, bool log)>;
+using row_kernel = row_kernel_of<float>;
+template <class T = float>
+kernel_fn rows_with(row_kernel_of<T> row) {
   return [row](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     const auto g = ops::softmax::geometry_of(p.get_dims("shape"), p.get_int("axis"));
     const bool log = p.op() == "log_softmax";
     std::vector<double> x = in[0].to_vector(), y(x.size());
-    std::vector<float> r(g.len);
+    std::vector<T> r(g.len);
     for (std::int64_t i = 0; i < g.rows(); ++i) {
-      for (std::int64_t j = 0; j < g.len; ++j) r[j] = static_cast<float>(x[g.index(i, j)]);
+      for (std::int64_t j = 0; j < g.len; ++j) r[j] = static_cast<T>(x[g.index(i, j)]);
       row(r, log);
       for (std::int64_t j = 0; j < g.len; ++j) y[g.index(i, j)] = r[j];
     }
@@ -152,25 +156,28 @@ kernel_fn rows_with(row_kernel row) {
   };
 }
 
-float row_max(const std::vector<float>& r) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (float v : r) m = (v > m || std::isnan(v)) && !std::isnan(m) ? v : m;
+template <class T>
+T row_max(const std::vector<T>& r) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (T v : r) m = (v > m || std::isnan(v)) && !std::isnan(m) ? v : m;
   return m;
 }
 
 // Writes softmax or log_softmax given the max used and the computed sum.
-void finish(std::vector<float>& r, bool log, float m, float s, bool reciprocal) {
-  const float ls = std::log(s), inv = 1.0f / s;
-  for (float& v : r) {
-    const float t = v - m;
+template <class T>
+void finish(std::vector<T>& r, bool log, T m, T s, bool reciprocal) {
+  const T ls = std::log(s), inv = T(1) / s;
+  for (T& v : r) {
+    const T t = v - m;
     v = log ? t - ls : reciprocal ? std::exp(t) * inv : std::exp(t) / s;
   }
 }
 
 // Legitimate: reversed summation, multiplication by the reciprocal.
-void reversed_sum(std::vector<float>& r, bool log) {
-  const float m = row_max(r);
-  float s = 0;
+template <class T>
+void reversed_sum(std::vector<T>& r, bool log) {
+  const T m = row_max(r);
+  T s = 0;
   for (auto it = r.rbegin(); it != r.rend(); ++it) s += std::exp(*it - m);
   finish(r, log, m, s, true);
 }
@@ -188,20 +195,21 @@ void pairwise_sum(std::vector<float>& r, bool log) {
 }
 
 // Legitimate: online normalizer over blocks of 16 (running max, sum rescaled by exp(m - m')).
-void online_sum(std::vector<float>& r, bool log) {
-  float m = -std::numeric_limits<float>::infinity(), s = 0;
+template <class T>
+void online_sum(std::vector<T>& r, bool log) {
+  T m = -std::numeric_limits<T>::infinity(), s = 0;
   for (std::size_t b = 0; b < r.size(); b += 16) {
-    std::vector<float> blk(r.begin() + b, r.begin() + std::min(r.size(), b + 16));
-    const float mb = std::max(m, row_max(blk));
+    std::vector<T> blk(r.begin() + b, r.begin() + std::min(r.size(), b + 16));
+    const T mb = std::max(m, row_max(blk));
     if (std::isnan(row_max(blk))) m = row_max(blk);
     if (std::isnan(m)) break;
-    if (mb == -std::numeric_limits<float>::infinity()) continue;
+    if (mb == -std::numeric_limits<T>::infinity()) continue;
     s *= std::exp(m - mb);
-    for (float v : blk) s += std::exp(v - mb);
+    for (T v : blk) s += std::exp(v - mb);
     m = mb;
   }
-  if (std::isnan(m) || m == -std::numeric_limits<float>::infinity()) {
-    std::fill(r.begin(), r.end(), std::numeric_limits<float>::quiet_NaN());
+  if (std::isnan(m) || m == -std::numeric_limits<T>::infinity()) {
+    std::fill(r.begin(), r.end(), std::numeric_limits<T>::quiet_NaN());
     return;
   }
   finish(r, log, m, s, false);
@@ -216,7 +224,7 @@ void no_max_subtraction(std::vector<float>& r, bool log) { finish(r, log, 0.0f, 
 
 TEST(softmax, legitimate_variants_pass) {
   const std::vector<std::pair<std::string, row_kernel>> kernels = {
-      {"reversed_sum", reversed_sum}, {"pairwise_sum", pairwise_sum}, {"online_sum_16", online_sum}};
+      {"reversed_sum", reversed_sum<float>}, {"pairwise_sum", pairwise_sum}, {"online_sum_16", online_sum<float>}};
   for (const auto& [name, k] : kernels) {
     function_backend b(name, rows_with(k));
     for (const char* op : {"softmax", "log_softmax"})
@@ -233,7 +241,10 @@ TEST(softmax, legitimate_variants_pass) {
 }
 
 TEST(softmax, online_kernel_passes_the_whole_regression_suite) {
-  function_backend b("online_sum_16", rows_with(online_sum));
+  // In float, or in double for the f64 contracts.
+  function_backend b("online_sum_16", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    (p.dt.acc == dtype::f64 ? rows_with<double>(online_sum<double>) : rows_with<float>(online_sum<float>))(p, in, out);
+  });
   for (const auto& lp : suite_problems("regression", {"softmax", "log_softmax"})) {
     case_result r = run_case(lp.prob, b, run_options{});
     EXPECT_EQ(r.v.st, state::passed) << r.descriptor << ": " << r.v.reason;
@@ -241,7 +252,7 @@ TEST(softmax, online_kernel_passes_the_whole_regression_suite) {
 }
 
 TEST(softmax, planted_bugs_fail) {
-  function_backend no_max("no_max_subtraction", rows_with(no_max_subtraction));
+  function_backend no_max("no_max_subtraction", rows_with<float>(no_max_subtraction));
   case_result r = run_with("softmax shape=4x64 dt=f32 fill=large", no_max);
   EXPECT_EQ(r.v.st, state::failed) << "softmax without max subtraction: " << r.v.reason;
   // log(sum exp x) = inf makes every output -inf: rejected as a constant output.
@@ -254,7 +265,7 @@ TEST(softmax, planted_bugs_fail) {
   r = run_with("softmax shape=4x64 dt=f32", zeros);
   EXPECT_EQ(r.v.st, state::mistrusted) << r.v.reason;
   // log_softmax as x - (max + log s): loses u*|max| on large logits (pytorch#11752).
-  function_backend merged("merged_offset", rows_with([](std::vector<float>& v, bool log) {
+  function_backend merged("merged_offset", rows_with<float>([](std::vector<float>& v, bool log) {
     const float m = row_max(v);
     float s = 0;
     for (float x : v) s += std::exp(x - m);
@@ -277,6 +288,61 @@ TEST(softmax, planted_bugs_fail) {
   });
   r = run_with("softmax shape=64x256 dt=f32:f32:bf16 fill=uniform", truncating);
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+}
+
+// --- float64 outputs -------------------------------------------------------------------------
+
+const std::vector<std::string> f64_lines{
+    "shape=7x129 dt=f32:f64:f64 fill=normal", "shape=3x1000 dt=bf16:f64:f64 fill=uniform",
+    "shape=2x5x33 axis=1 dt=f16:f64:f64 fill=large", "shape=4x64 dt=f32:f64:f64 fill=special"};
+
+// Every line on both ops at seeds 1..8 through `k`: each case must end in `want`.
+void expect_f64_at_every_seed(const std::string& name, const kernel_fn& k, state want) {
+  function_backend b(name, k);
+  for (const char* op : {"softmax", "log_softmax"})
+    for (const auto& rest : f64_lines)
+      for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        const std::string line = std::string(op) + " " + rest;
+        const case_result r = run_with(line, b, seed);
+        EXPECT_EQ(r.v.st, want) << name << " seed " << seed << ": " << line << ": " << r.v.reason;
+      }
+}
+
+TEST(softmax, f64_output_legitimate_variants_pass_at_every_seed) {
+  // Online normalization and reversed summation in double: other orders, the same contract.
+  expect_f64_at_every_seed("online_sum_16_f64", rows_with<double>(online_sum<double>), state::passed);
+  expect_f64_at_every_seed("reversed_sum_f64", rows_with<double>(reversed_sum<double>), state::passed);
+}
+
+TEST(softmax, f64_output_computed_in_f32_fails_at_every_seed) {
+  // The bug: the f64 output holds an f32 computation (what dtype=torch.float64 must not do).
+  function_backend b("f32_inside", rows_with<float>(online_sum<float>));
+  for (const char* op : {"softmax", "log_softmax"})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const std::string line = std::string(op) + " shape=7x129 dt=f32:f64:f64 fill=normal";
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+    }
+}
+
+TEST(softmax, online_kernel_passes_at_every_seed) {
+  // The online normalizer (blocks of 16, rescaled sums) in f32 at seeds 1..8: a legitimate
+  // order must not fail on an unlucky draw.
+  function_backend b("online_sum_16", rows_with<float>(online_sum<float>));
+  for (const char* op : {"softmax", "log_softmax"})
+    for (const char* rest : {"shape=7x129 dt=f32 fill=normal", "shape=3x1000 dt=bf16:f32:bf16 fill=large",
+                             "shape=5x33 dt=f16:f32:f16 fill=special"})
+      for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        const std::string line = std::string(op) + " " + rest;
+        const case_result r = run_with(line, b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+      }
+}
+
+TEST(softmax, f64_contracts_validate) {
+  EXPECT_EQ(validation_error("softmax dt=f32:f64:f64"), "");
+  EXPECT_NE(validation_error("softmax dt=f32:f64:f32").find("does not support contract"), std::string::npos);
+  EXPECT_NE(validation_error("log_softmax dt=f64:f64:f64").find("does not support contract"), std::string::npos);
 }
 
 }  // namespace

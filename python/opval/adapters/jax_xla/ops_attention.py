@@ -31,7 +31,7 @@ import numpy as np
 from jax import lax
 
 from ... import _opval
-from ..base import FrameworkOp
+from ..base import ATTENTION_UNMAPPED, FrameworkOp, attribute_refusal
 from .static import StaticProblem
 
 
@@ -104,7 +104,7 @@ def _attention(p: StaticProblem, x: dict, compute) -> list[jax.Array]:
 
 
 ATTENTION_OPS = {
-    "attention": FrameworkOp(_attention),
+    "attention": FrameworkOp(_attention, lambda p: attribute_refusal(p, ATTENTION_UNMAPPED)),
 }
 
 ATTENTION_CHOICES = {"attention": attention_choices}

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _opval
-from ..base import FrameworkOp
+from ..base import FrameworkOp, integer_wrap_refusal
 from .static import StaticProblem
 
 
@@ -42,8 +42,8 @@ ELTWISE_OPS = {
     "relu": FrameworkOp(lambda p, x, compute: [jax.nn.relu(x["x"])]),
     "gelu": FrameworkOp(lambda p, x, compute: [jax.nn.gelu(x["x"], approximate=p.get("approximate") == "tanh")]),
     "silu": FrameworkOp(lambda p, x, compute: [jax.nn.silu(x["x"])]),
-    "add": FrameworkOp(lambda p, x, compute: [jnp.add(x["a"], x["b"])]),
-    "mul": FrameworkOp(lambda p, x, compute: [jnp.multiply(x["a"], x["b"])]),
+    "add": FrameworkOp(lambda p, x, compute: [jnp.add(x["a"], x["b"])], integer_wrap_refusal),
+    "mul": FrameworkOp(lambda p, x, compute: [jnp.multiply(x["a"], x["b"])], integer_wrap_refusal),
     "cast": FrameworkOp(_cast),
 }
 

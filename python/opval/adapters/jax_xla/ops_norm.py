@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..base import FrameworkOp
+from ..base import FrameworkOp, attribute_refusal
 from .static import StaticProblem
 
 
@@ -59,7 +59,8 @@ def _reduce(p, x, compute):
 NORM_OPS = {
     "softmax": FrameworkOp(lambda p, x, compute: [jax.nn.softmax(x["x"], axis=p.get("axis"))]),
     "log_softmax": FrameworkOp(lambda p, x, compute: [jax.nn.log_softmax(x["x"], axis=p.get("axis"))]),
-    "layer_norm": FrameworkOp(_layer_norm),
+    # stats=1 (mean and inv_std outputs) is not mapped: refused.
+    "layer_norm": FrameworkOp(_layer_norm, lambda p: attribute_refusal(p, {"stats": False})),
     "rms_norm": FrameworkOp(_rms_norm),
     "reduce": FrameworkOp(_reduce),
 }

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ... import _opval
+from ..base import ATTENTION_UNMAPPED, attribute_refusal
 from .case import onnx_op
 from .graph import Graph, TensorProto
 
@@ -55,5 +56,5 @@ def _attention(p: _opval.Problem, x: dict, compute) -> Graph:
 
 
 ATTENTION_OPS = {
-    "attention": onnx_op(_attention),
+    "attention": onnx_op(_attention, lambda p: attribute_refusal(p, ATTENTION_UNMAPPED)),
 }

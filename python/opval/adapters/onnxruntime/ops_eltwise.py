@@ -23,6 +23,7 @@ import numpy as np
 
 from ... import _opval
 from ...arrays import numpy_dtype
+from ..base import integer_wrap_refusal
 from .case import is_float, onnx_op
 from .graph import Graph, TensorProto, onnx_type
 
@@ -96,7 +97,7 @@ ELTWISE_OPS = {
     "relu": onnx_op(_unary("Relu")),
     "gelu": onnx_op(_gelu),
     "silu": onnx_op(_silu),
-    "add": onnx_op(_binary("Add")),
-    "mul": onnx_op(_binary("Mul")),
+    "add": onnx_op(_binary("Add"), integer_wrap_refusal),
+    "mul": onnx_op(_binary("Mul"), integer_wrap_refusal),
     "cast": onnx_op(_cast),
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base import attribute_refusal
 from .case import is_float, onnx_op
 from .graph import Graph, onnx_type
 
@@ -62,7 +63,8 @@ def _reduce(p, x, compute):
 NORM_OPS = {
     "softmax": onnx_op(_softmax("Softmax")),
     "log_softmax": onnx_op(_softmax("LogSoftmax")),
-    "layer_norm": onnx_op(_norm("LayerNormalization")),
+    # stats=1 (LayerNormalization's Mean and InvStdDev outputs) is not mapped: refused.
+    "layer_norm": onnx_op(_norm("LayerNormalization"), lambda p: attribute_refusal(p, {"stats": False})),
     "rms_norm": onnx_op(_norm("RMSNormalization")),
     "reduce": onnx_op(_reduce),
 }

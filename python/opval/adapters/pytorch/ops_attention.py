@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
 from ... import _opval
-from ..base import FrameworkOp
+from ..base import ATTENTION_UNMAPPED, FrameworkOp, attribute_refusal
 
 
 def _sizes(p: _opval.Problem) -> dict[str, int]:
@@ -47,6 +47,8 @@ def _may_have_empty_rows(p: _opval.Problem) -> bool:
 
 
 def _supports(p: _opval.Problem) -> str | None:
+    if reason := attribute_refusal(p, ATTENTION_UNMAPPED):
+        return reason
     # NaN queries (fill=special) in a row with no visible key: opval never reads a masked
     # key and outputs 0; SDPA masks by adding -inf to the computed logit (a boolean mask
     # too), and NaN + -inf = NaN, so torch gives a NaN row. Only emulation could give 0.

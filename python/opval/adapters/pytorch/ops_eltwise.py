@@ -5,12 +5,12 @@ import torch
 import torch.nn.functional as F
 
 from ... import _opval
-from ..base import FrameworkOp
+from ..base import FrameworkOp, integer_wrap_refusal
 from .types import torch_type
 
 
 def _binary(fn):
-    return FrameworkOp(lambda p, x, compute: [fn(x["a"], x["b"])])
+    return FrameworkOp(lambda p, x, compute: [fn(x["a"], x["b"])], integer_wrap_refusal)
 
 
 def _cast(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.Tensor]:

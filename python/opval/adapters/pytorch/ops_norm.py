@@ -17,6 +17,9 @@ def _normalized_shape(p: _opval.Problem, x: torch.Tensor) -> list[int]:
 
 def _layer_norm(p, x, compute):
     shape = _normalized_shape(p, x["x"])
+    if p.get("stats"):
+        # y, mean and rstd (shaped as x with the normalized dims 1), as opval's stats=1 outputs.
+        return list(torch.native_layer_norm(x["x"], shape, x.get("gamma"), x.get("beta"), p.get("eps")))
     return [F.layer_norm(x["x"], shape, x.get("gamma"), x.get("beta"), eps=p.get("eps"))]
 
 
