@@ -14,7 +14,7 @@ namespace {
 
 void bind_dtype(nb::module_& m) {
   nb::enum_<dtype> d(m, "dtype", "Element types; the names are opval's spellings (f32, bf16, f8_e4m3, ...)");
-  for (int i = 0; i <= static_cast<int>(dtype::boolean); ++i) {
+  for (int i = 0; i <= static_cast<int>(last_dtype); ++i) {
     const auto t = static_cast<dtype>(i);
     d.value(std::string(to_string(t)).c_str(), t);
   }
