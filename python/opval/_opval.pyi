@@ -66,6 +66,10 @@ class DtypeInfo:
     def size_bytes(self) -> int: ...
 
     @property
+    def bits(self) -> int:
+        """bits of a storage pattern (4 for f4_e2m1, stored one per byte)"""
+
+    @property
     def is_float(self) -> bool: ...
 
     @property

@@ -316,7 +316,8 @@ TEST(tensor_convert, to_vector_and_assign_agree_with_at_for_every_type) {
       const std::vector<double> got = x.to_vector();
       for (int i = 0; i < 12; ++i) {
         if (std::isnan(got[i])) {  // e8m0 has no zero and no negatives
-          EXPECT_TRUE(std::isnan(x.at(i)) && std::isnan(opval::round_to(t, values[i]))) << opval::to_string(t) << " " << i;
+          EXPECT_TRUE(std::isnan(x.at(i)) && std::isnan(opval::round_to(t, values[i])))
+              << opval::to_string(t) << " " << i;
           continue;
         }
         EXPECT_EQ(got[i], x.at(i));

@@ -19,22 +19,19 @@ namespace {
 // Block-scaled casts: MX (e8m0 scale per 32) quantize and dequantize of every element type,
 // NVFP4 (e2m1, e4m3 scale per 16, a tensor scale); regression adds fills and a bf16 source.
 std::vector<std::string> block_scaled_lines(std::string_view op, bool regression) {
+  auto mx = [](dtype src, dtype dst) { return fmt::format("dt={} block=32", contract_text(src, dst)); };
+  auto nvfp4 = [](dtype src, dtype dst, std::string_view scale) {
+    return fmt::format("dt={} block=16 block_scale=f8_e4m3 scale={}", contract_text(src, dst), scale);
+  };
   std::vector<std::string> formats;
-  for (dtype e : block_elements) {
-    formats.push_back(fmt::format("dt={} block=32", contract_text(dtype::f32, e)));
-    formats.push_back(fmt::format("dt={} block=32", contract_text(e, dtype::f32)));
-  }
-  formats.push_back(fmt::format("dt={} block=16 block_scale=f8_e4m3 scale=0.25", contract_text(dtype::f32, dtype::f4_e2m1)));
-  formats.push_back(fmt::format("dt={} block=16 block_scale=f8_e4m3 scale=4", contract_text(dtype::f4_e2m1, dtype::f32)));
+  for (dtype e : block_elements) eltwise::append(formats, {mx(dtype::f32, e), mx(e, dtype::f32)});
+  eltwise::append(formats, {nvfp4(dtype::f32, dtype::f4_e2m1, "0.25"), nvfp4(dtype::f4_e2m1, dtype::f32, "4")});
+  std::vector<std::string> shapes{"shape=4x64"}, fills{""};
   if (regression) {
-    formats.push_back(fmt::format("dt={} block=32", contract_text(dtype::bf16, dtype::f4_e2m1)));
-    formats.push_back(fmt::format("dt={} block=32", contract_text(dtype::f8_e4m3, dtype::bf16)));
+    eltwise::append(formats, {mx(dtype::bf16, dtype::f4_e2m1), mx(dtype::f8_e4m3, dtype::bf16)});
+    eltwise::append(shapes, {"shape=1x32", "shape=3x5x96"});
+    eltwise::append(fills, {" fill=special", " fill=wide", " fill=large", " fill=uniform"});
   }
-  const std::vector<std::string> fills = regression
-      ? std::vector<std::string>{"", " fill=special", " fill=wide", " fill=large", " fill=uniform"}
-      : std::vector<std::string>{""};
-  const std::vector<std::string> shapes =
-      regression ? std::vector<std::string>{"shape=4x64", "shape=1x32", "shape=3x5x96"} : std::vector<std::string>{"shape=4x64"};
   std::vector<std::string> lines;
   for (const auto& f : formats)
     for (const auto& s : shapes)

@@ -147,8 +147,9 @@ TEST(BlockScaledCast, PlantedBugsFailAndTheReciprocalKernelPasses) {
   expect_fails("scale rounded up", mx_kernel(true, false, false), mx, "");
   expect_fails("elements truncated", mx_kernel(false, true, false), mx, "");
   function_backend legit("reciprocal", mx_kernel(false, false, true));
-  for (const char* line : {"cast shape=4x64 dt=f32:f32:f4_e2m1 block=16 block_scale=f8_e4m3",
-                           "cast shape=4x64 dt=f32:f32:f8_e4m3 block=32", "cast shape=4x64 dt=f32:f32:f4_e2m1 block=32"}) {
+  for (const char* line :
+       {"cast shape=4x64 dt=f32:f32:f4_e2m1 block=16 block_scale=f8_e4m3", "cast shape=4x64 dt=f32:f32:f8_e4m3 block=32",
+        "cast shape=4x64 dt=f32:f32:f4_e2m1 block=32"}) {
     const case_result r = run_with(line, legit);
     EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
   }
