@@ -7,14 +7,28 @@ namespace opval {
 
 /// Element types. tf32 is stored as f32 whose value has at most an 11-bit significand.
 /// f8_e4m3 is OCP "fn" (no infinities, max 448, NaN = S.1111.111); f8_e5m2 is IEEE-like.
-enum class dtype : std::uint8_t { f64, f32, tf32, f16, bf16, f8_e4m3, f8_e5m2, i8, u8, i32, i64, boolean };
+/// The narrow formats added later keep the enumerators' values stable (the plugin ABI's):
+/// - f8_e4m3fnuz, f8_e5m2fnuz: "fnuz" (bias 8 / 16, no infinities, no -0, the one NaN is 0x80);
+/// - f8_e8m0: the OCP MX scale, unsigned 2^(b-127) for b = 0..254, NaN = 0xff, no zero;
+/// - f4_e2m1, f6_e2m3, f6_e3m2: the OCP MX element formats, finite only (no Inf, no NaN);
+/// - i4, u4: 4-bit integers.
+/// Sub-byte types (f4, f6, i4, u4) are stored one element per byte, in the byte's low bits
+/// (the high bits are zero); real kernels pack them, a plugin sees them unpacked.
+enum class dtype : std::uint8_t {
+  f64, f32, tf32, f16, bf16, f8_e4m3, f8_e5m2, i8, u8, i32, i64, boolean,
+  f8_e4m3fnuz, f8_e5m2fnuz, f8_e8m0, f4_e2m1, f6_e2m3, f6_e3m2, i4, u4
+};
+
+/// The last enumerator: the types are dtype(0) .. last_dtype.
+inline constexpr dtype last_dtype = dtype::u4;
 
 /// How a value between two representable ones is rounded.
 enum class rounding : std::uint8_t { rne /* to nearest, ties to even */, rz /* toward zero */ };
 
 /// What a finite value beyond the largest finite one becomes.
 /// ieee: infinity (NaN for types without infinity); saturate: the largest finite value.
-/// Integer types always saturate (NaN becomes 0).
+/// Integer types and the types with neither infinity nor NaN (f4_e2m1, f6_*) always saturate,
+/// and NaN becomes 0 in them.
 enum class overflow : std::uint8_t { ieee, saturate };
 
 /// Constants that describe a type; integers have precision 0 and ulp 1.
@@ -34,7 +48,8 @@ struct dtype_traits {
   double min_normal;
   double min_subnormal;
   double max;            ///< largest finite value
-  double lowest;         ///< most negative finite value
+  double lowest;         ///< most negative finite value (the least one for unsigned types)
+  int bits;              ///< bits of a storage pattern (4 for f4_e2m1, stored one per byte; 32 for tf32)
 };
 
 /// The constants of t.

@@ -48,8 +48,14 @@
 #define OPVAL_PLUGIN_EXPORT OPVAL_PLUGIN_EXTERN_C __attribute__((visibility("default")))
 #endif
 
-/** Element types, in the same order (and with the same values) as opval::dtype.
- * tf32 is stored as f32; f8_e4m3 is OCP "fn"; boolean is one byte. */
+/** Element types, in the same order (and with the same values) as opval::dtype; new types are
+ * added at the end only. tf32 is stored as f32; f8_e4m3 is OCP "fn"; boolean is one byte.
+ * F8_E4M3FNUZ / F8_E5M2FNUZ: bias 8 / 16, no Inf, no -0, NaN = 0x80. F8_E8M0: the OCP MX scale,
+ * 2^(b-127), NaN = 0xff. F4_E2M1, F6_E2M3, F6_E3M2: the OCP MX element formats (no Inf, no NaN).
+ * The sub-byte types (F4_E2M1, F6_*, I4, U4) are NOT packed: each element occupies one byte,
+ * its value in the low 4 or 6 bits and zeros above (I4 is two's complement in the low nibble);
+ * a kernel that wants packed data packs it itself. A plugin that meets a type it does not
+ * know returns OPVAL_PLUGIN_UNIMPLEMENTED. */
 typedef enum opval_dtype {
   OPVAL_DTYPE_F64 = 0,
   OPVAL_DTYPE_F32 = 1,
@@ -62,7 +68,15 @@ typedef enum opval_dtype {
   OPVAL_DTYPE_U8 = 8,
   OPVAL_DTYPE_I32 = 9,
   OPVAL_DTYPE_I64 = 10,
-  OPVAL_DTYPE_BOOLEAN = 11
+  OPVAL_DTYPE_BOOLEAN = 11,
+  OPVAL_DTYPE_F8_E4M3FNUZ = 12,
+  OPVAL_DTYPE_F8_E5M2FNUZ = 13,
+  OPVAL_DTYPE_F8_E8M0 = 14,
+  OPVAL_DTYPE_F4_E2M1 = 15,
+  OPVAL_DTYPE_F6_E2M3 = 16,
+  OPVAL_DTYPE_F6_E3M2 = 17,
+  OPVAL_DTYPE_I4 = 18,
+  OPVAL_DTYPE_U4 = 19
 } opval_dtype;
 
 /** Where a tensor's data lives: host memory unless the plugin exports opval_plugin_device()

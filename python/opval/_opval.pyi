@@ -38,6 +38,22 @@ class dtype(enum.Enum):
 
     bool = 11
 
+    f8_e4m3fnuz = 12
+
+    f8_e5m2fnuz = 13
+
+    f8_e8m0 = 14
+
+    f4_e2m1 = 15
+
+    f6_e2m3 = 16
+
+    f6_e3m2 = 17
+
+    i4 = 18
+
+    u4 = 19
+
 def parse_dtype(name: str) -> dtype:
     """The dtype a spelling names (aliases such as 'fp16', 's8' too)"""
 
@@ -48,6 +64,10 @@ class DtypeInfo:
 
     @property
     def size_bytes(self) -> int: ...
+
+    @property
+    def bits(self) -> int:
+        """bits of a storage pattern (4 for f4_e2m1, stored one per byte)"""
 
     @property
     def is_float(self) -> bool: ...

@@ -3,7 +3,9 @@ over the same memory (NumPy views; DLPack for torch and JAX), and kernels' resul
 NumPy arrays.
 
 NumPy has no bf16 or fp8 types; ml_dtypes' bfloat16, float8_e4m3fn and float8_e5m2 stand for
-them (the types JAX uses). Through DLPack, torch and JAX get their own bf16 and fp8 types.
+them (the types JAX uses), and its fnuz, e8m0, fp6, fp4 and int4 types for opval's narrow
+formats (one element per byte in both). Through DLPack, torch and JAX get their own bf16 and
+fp8 types.
 tf32 tensors are stored as float32.
 """
 from __future__ import annotations
@@ -29,6 +31,15 @@ _NUMPY_TYPES = {
     dtype.i32: np.dtype(np.int32),
     dtype.i64: np.dtype(np.int64),
     dtype.bool: np.dtype(np.bool_),
+    # The narrow formats, one element per byte in opval and in ml_dtypes alike.
+    dtype.f8_e4m3fnuz: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    dtype.f8_e5m2fnuz: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    dtype.f8_e8m0: np.dtype(ml_dtypes.float8_e8m0fnu),
+    dtype.f4_e2m1: np.dtype(ml_dtypes.float4_e2m1fn),
+    dtype.f6_e2m3: np.dtype(ml_dtypes.float6_e2m3fn),
+    dtype.f6_e3m2: np.dtype(ml_dtypes.float6_e3m2fn),
+    dtype.i4: np.dtype(ml_dtypes.int4),
+    dtype.u4: np.dtype(ml_dtypes.uint4),
 }
 
 ARRAY_KINDS = ("numpy", "torch", "jax")

@@ -13,8 +13,9 @@ namespace opval::python {
 
 namespace {
 
-/// The DLPack type of t's storage. NumPy has no bf16 or fp8 types: those are exposed as
-/// unsigned integers of the same width, which python/opval/arrays.py views as ml_dtypes'.
+/// The DLPack type of t's storage. NumPy has no bf16, fp8, fp6, fp4 or int4 types: those are
+/// exposed as unsigned integers of the same width (one byte per fp6/fp4/int4 element, as
+/// opval stores them and ml_dtypes too), which python/opval/arrays.py views as ml_dtypes'.
 nb::dlpack::dtype storage_dlpack_type(dtype t) {
   switch (t) {
     case dtype::f64: return nb::dtype<double>();
@@ -24,6 +25,14 @@ nb::dlpack::dtype storage_dlpack_type(dtype t) {
     case dtype::bf16: return nb::dtype<std::uint16_t>();
     case dtype::f8_e4m3:
     case dtype::f8_e5m2:
+    case dtype::f8_e4m3fnuz:
+    case dtype::f8_e5m2fnuz:
+    case dtype::f8_e8m0:
+    case dtype::f4_e2m1:
+    case dtype::f6_e2m3:
+    case dtype::f6_e3m2:
+    case dtype::i4:
+    case dtype::u4:
     case dtype::u8: return nb::dtype<std::uint8_t>();
     case dtype::i8: return nb::dtype<std::int8_t>();
     case dtype::i32: return nb::dtype<std::int32_t>();

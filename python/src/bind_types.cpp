@@ -14,7 +14,7 @@ namespace {
 
 void bind_dtype(nb::module_& m) {
   nb::enum_<dtype> d(m, "dtype", "Element types; the names are opval's spellings (f32, bf16, f8_e4m3, ...)");
-  for (int i = 0; i <= static_cast<int>(dtype::boolean); ++i) {
+  for (int i = 0; i <= static_cast<int>(last_dtype); ++i) {
     const auto t = static_cast<dtype>(i);
     d.value(std::string(to_string(t)).c_str(), t);
   }
@@ -23,6 +23,7 @@ void bind_dtype(nb::module_& m) {
 
   nb::class_<dtype_traits>(m, "DtypeInfo", "The constants of one dtype")
       .def_ro("size_bytes", &dtype_traits::size_bytes)
+      .def_ro("bits", &dtype_traits::bits, "bits of a storage pattern (4 for f4_e2m1, stored one per byte)")
       .def_ro("is_float", &dtype_traits::is_float)
       .def_ro("is_signed", &dtype_traits::is_signed)
       .def_ro("precision", &dtype_traits::precision, "significand bits including the implicit bit (0: integer)")

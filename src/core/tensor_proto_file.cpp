@@ -57,6 +57,11 @@ std::optional<dtype> opval_type(int onnx_type) {
     case onnx::TensorProto::BFLOAT16: return dtype::bf16;
     case 17: return dtype::f8_e4m3;  // FLOAT8E4M3FN
     case 19: return dtype::f8_e5m2;  // FLOAT8E5M2
+    case 18: return dtype::f8_e4m3fnuz;  // FLOAT8E4M3FNUZ
+    case 20: return dtype::f8_e5m2fnuz;  // FLOAT8E5M2FNUZ
+    case 24: return dtype::f8_e8m0;      // FLOAT8E8M0
+    // INT4, UINT4 and FLOAT4E2M1 (22, 21, 23) are packed two per byte in ONNX; opval keeps one
+    // per byte, so they are refused here rather than misread.
     default: return std::nullopt;
   }
 }

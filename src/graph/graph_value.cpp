@@ -106,6 +106,8 @@ double wrapped_integer(double x, dtype t) {
     case dtype::i8: return static_cast<std::int8_t>(v);
     case dtype::u8: return static_cast<std::uint8_t>(v);
     case dtype::i32: return static_cast<std::int32_t>(v);
+    case dtype::i4: return static_cast<double>(((v & 0xf) ^ 0x8) - 0x8);  // the low nibble, sign-extended
+    case dtype::u4: return static_cast<double>(v & 0xf);
     default: return static_cast<double>(v);
   }
 }

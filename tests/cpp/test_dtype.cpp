@@ -254,7 +254,7 @@ TEST(dtype_traits, integers) {
 }
 
 TEST(dtype_names, round_trip_and_aliases) {
-  for (int i = 0; i <= static_cast<int>(dtype::boolean); ++i) {
+  for (int i = 0; i <= static_cast<int>(opval::last_dtype); ++i) {
     auto t = static_cast<dtype>(i);
     EXPECT_EQ(opval::traits(t).type, t);
     EXPECT_EQ(opval::parse_dtype(opval::to_string(t)), t);

@@ -306,7 +306,7 @@ TEST(tensor_convert, to_rounds_like_round_to_from_any_layout) {
 }
 
 TEST(tensor_convert, to_vector_and_assign_agree_with_at_for_every_type) {
-  for (int k = 0; k <= static_cast<int>(dtype::boolean); ++k) {
+  for (int k = 0; k <= static_cast<int>(opval::last_dtype); ++k) {
     const auto t = static_cast<dtype>(k);
     for (const layout& lay : {layout{}, layout{{1, 3}}, layout{opval::padded_strides({3, 4}, 5), 1}}) {
       tensor x(t, {3, 4}, lay);
@@ -315,6 +315,11 @@ TEST(tensor_convert, to_vector_and_assign_agree_with_at_for_every_type) {
       x.assign(values);
       const std::vector<double> got = x.to_vector();
       for (int i = 0; i < 12; ++i) {
+        if (std::isnan(got[i])) {  // e8m0 has no zero and no negatives
+          EXPECT_TRUE(std::isnan(x.at(i)) && std::isnan(opval::round_to(t, values[i])))
+              << opval::to_string(t) << " " << i;
+          continue;
+        }
         EXPECT_EQ(got[i], x.at(i));
         EXPECT_EQ(got[i], opval::round_to(t, values[i])) << opval::to_string(t) << " " << i;
       }

@@ -88,6 +88,24 @@ def test_tensors_are_numpy_views_over_opvals_memory():
     assert seen["dtype"] == np.dtype(ml_dtypes.bfloat16)
 
 
+def test_narrow_formats_are_ml_dtypes_views_one_element_per_byte():
+    """opval's narrow formats read as ml_dtypes' types, which also keep one element per byte."""
+    seen = {}
+
+    def execute(problem, inputs, outputs):
+        seen["in"] = opval.to_numpy(inputs[0]).astype(np.float64)
+        seen["expected"] = np.array(inputs[0].to_list())
+        seen["dtype"] = opval.to_numpy(inputs[0]).dtype
+        opval.to_numpy(outputs[0])[...] = seen["in"].astype(np.float32)
+
+    backend = opval._opval.callable_backend("python:probe", "test", lambda p: None, execute)
+    for name, numpy_type in [("f4_e2m1", ml_dtypes.float4_e2m1fn), ("f6_e3m2", ml_dtypes.float6_e3m2fn),
+                             ("f8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz), ("i4", ml_dtypes.int4)]:
+        opval._opval.run_case(opval.Problem(f"cast shape=64 dt={name}:f32:f32"), backend, opval.RunOptions())
+        assert seen["dtype"] == np.dtype(numpy_type) and seen["dtype"].itemsize == 1
+        np.testing.assert_array_equal(seen["in"], seen["expected"])
+
+
 @pytest.mark.parametrize("contract", ["f32", "bf16:f32:bf16", "f16", "f8_e4m3:f32:f32", "f8_e5m2:f32:f32", "i8:i32:i8", "f64"])
 def test_tensors_export_through_dlpack_in_their_own_types_without_copying(contract):
     """torch.from_dlpack and jax.dlpack.from_dlpack take opval's tensors (a transposed view

@@ -43,14 +43,32 @@ def integer_wrap_refusal(p: _opval.Problem) -> str | None:
     return None
 
 
+# opval's narrow formats, which the adapters do not map (their tensors would be read as raw
+# bytes): refused, never computed wrongly.
+_NARROW_TYPES = frozenset({"f8_e4m3fnuz", "f8_e5m2fnuz", "f8_e8m0", "f4_e2m1", "f6_e2m3", "f6_e3m2", "i4", "u4"})
+
+
+def format_refusal(p: _opval.Problem, framework: str) -> str | None:
+    """Why a framework adapter cannot run p's operand formats: a narrow format, or the block
+    scales of a block-scaled cast (MX, NVFP4); None when it can."""
+    for o in [*p.inputs(), *p.outputs()]:
+        name = _opval.dtype_name(o.dtype)
+        if name in _NARROW_TYPES:
+            return f"the {framework} adapter has no mapping for {name} (operand {o.name})"
+        if o.name in ("x_scale", "y_scale"):
+            return f"the {framework} adapter has no mapping for block-scaled casts (MX, NVFP4)"
+    return None
+
+
 def contract_refusal(p: _opval.Problem, framework: str, flushes_subnormals: bool = False,
                      float64: bool = False) -> str | None:
     """Why a framework that computes with its own operators and rounds to nearest cannot
     honour p's contract; None when it can. A framework that keeps subnormals cannot honour
     denorm=ftz; one that flushes them (flushes_subnormals) can. A float64 reference
     (float64=True) computes the op itself, not the kernel's contract: nothing to refuse."""
-    if float64:
-        return None
+    why = format_refusal(p, framework)
+    if why or float64:
+        return why
     c = p.contract
     if c.rounds_inputs():
         return (f"contract {c.types_string()} rounds inputs to {_opval.dtype_name(c.math)} inside the kernel: "

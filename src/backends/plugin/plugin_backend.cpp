@@ -39,7 +39,14 @@ static_assert(OPVAL_DTYPE_F64 == static_cast<int>(dtype::f64) &&
               OPVAL_DTYPE_U8 == static_cast<int>(dtype::u8) &&
               OPVAL_DTYPE_I32 == static_cast<int>(dtype::i32) &&
               OPVAL_DTYPE_I64 == static_cast<int>(dtype::i64) &&
-              OPVAL_DTYPE_BOOLEAN == static_cast<int>(dtype::boolean),
+              OPVAL_DTYPE_BOOLEAN == static_cast<int>(dtype::boolean) &&
+              OPVAL_DTYPE_F8_E4M3FNUZ == static_cast<int>(dtype::f8_e4m3fnuz) &&
+              OPVAL_DTYPE_F8_E5M2FNUZ == static_cast<int>(dtype::f8_e5m2fnuz) &&
+              OPVAL_DTYPE_F8_E8M0 == static_cast<int>(dtype::f8_e8m0) &&
+              OPVAL_DTYPE_F4_E2M1 == static_cast<int>(dtype::f4_e2m1) &&
+              OPVAL_DTYPE_F6_E2M3 == static_cast<int>(dtype::f6_e2m3) &&
+              OPVAL_DTYPE_F6_E3M2 == static_cast<int>(dtype::f6_e3m2) &&
+              OPVAL_DTYPE_I4 == static_cast<int>(dtype::i4) && OPVAL_DTYPE_U4 == static_cast<int>(dtype::u4),
               "opval_dtype must match opval::dtype");
 static_assert(OPVAL_DEVICE_CPU == static_cast<int>(device_kind::cpu) &&
               OPVAL_DEVICE_CUDA == static_cast<int>(device_kind::cuda),

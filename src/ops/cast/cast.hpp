@@ -1,6 +1,7 @@
 #pragma once
 // cast: y = convert_dst(x * scale), between any two of the 11 types (f64 f32 f16 bf16
-// f8_e4m3 f8_e5m2 i8 u8 i32 i64 bool). Contract `src:acc:dst`: x is stored as src, converted
+// f8_e4m3 f8_e5m2 i8 u8 i32 i64 bool), and between the narrow formats (f8_e4m3fnuz f8_e5m2fnuz
+// f8_e8m0 f4_e2m1 f6_e2m3 f6_e3m2 i4 u4) and f64 f32 f16 bf16. Contract `src:acc:dst`: x is stored as src, converted
 // to acc, multiplied by scale rounded to acc (skipped when scale = 1, as a plain conversion
 // does: fp8/int8 quantization uses scale != 1), then rounded to dst with dst_round.
 //
@@ -9,6 +10,10 @@
 //   f8_e4m3, which has no Inf): cast of 1000 to e4m3 is NaN, to e5m2 is Inf.
 // - float dst, saturate=1: finite values beyond max become +-max; +-Inf stays +-Inf where dst
 //   has Inf and becomes +-max where it has not (e4m3). NaN stays NaN.
+// - saturate_inf=1 (with saturate=1): +-Inf also becomes +-max, as ONNX's saturating Cast to
+//   f8_e5m2 does.
+// - dst without Inf and NaN (f4_e2m1, f6_*): always saturating; NaN becomes 0.
+// - f8_e8m0 dst: powers of two, ties up; zero, negatives and NaN become NaN.
 // - integer dst: always saturating to [lowest, max]; NaN becomes 0; rounding per dst_round
 //   (rne, or rz as C's conversion does).
 // - bool dst: nonzero (NaN included) is 1.
@@ -18,8 +23,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "ops/cast/block_scaling.hpp"
 #include "ops/common_eltwise/eltwise_fill.hpp"
 #include "ops/common_eltwise/eltwise_math.hpp"
 #include "ops/common_eltwise/unary_spec.hpp"
@@ -30,6 +37,7 @@ namespace opval::ops::cast {
 struct cast_params {
   double scale = 1.0;     ///< x is multiplied by scale (rounded to acc) before the conversion
   bool saturate = false;  ///< float dst: finite overflow gives +-max instead of Inf
+  bool saturate_inf = false;  ///< with saturate: +-Inf becomes +-max too (ONNX Cast)
 };
 
 cast_params params_of(const problem& p);
@@ -38,6 +46,15 @@ cast_params params_of(const problem& p);
 inline constexpr dtype all_types[] = {dtype::f64,     dtype::f32,     dtype::f16, dtype::bf16, dtype::f8_e4m3,
                                       dtype::f8_e5m2, dtype::i8,      dtype::u8,  dtype::i32,  dtype::i64,
                                       dtype::boolean};
+
+/// The narrow formats, converted to and from wide_types only.
+inline constexpr dtype narrow_types[] = {dtype::f8_e4m3fnuz, dtype::f8_e5m2fnuz, dtype::f8_e8m0, dtype::f4_e2m1,
+                                         dtype::f6_e2m3,     dtype::f6_e3m2,     dtype::i4,      dtype::u4};
+inline constexpr dtype wide_types[] = {dtype::f64, dtype::f32, dtype::f16, dtype::bf16};
+
+/// Every (src, dst) pair with a contract: all_types squared, then each narrow type from and to
+/// each wide type.
+std::vector<std::pair<dtype, dtype>> contract_pairs();
 
 /// The contract of the conversion src -> dst, with its natural accumulation type.
 std::string contract_text(dtype src, dtype dst);
@@ -57,6 +74,7 @@ struct converter {
   eltwise::acc_steps s;
   double scale, scale_acc;
   overflow ovf;
+  bool inf_to_max;
 };
 
 /// Whether a cast from `src` / to `dst` has many distinct values: the runner's rounding-bias
@@ -65,15 +83,29 @@ struct converter {
 bool many_source_values(dtype src);
 bool many_destination_values(dtype dst);
 
+/// The error of the acc value of x before its rounding to dst (cast's compute bound).
+double acc_error(const converter& cv, const eltwise::acc_error_model& m, double x);
+
+/// Block-scaled casts (block_scaling.hpp): the reference (exact = true) or the contract's
+/// computation.
+void block_scaled(const problem& p, const block_format& f, bool exact, std::span<const tensor> in,
+                  std::span<tensor> out);
+/// Their compute bounds, one per output.
+std::vector<error_bound> block_scaled_bound(const problem& p, const block_format& f, std::span<const tensor> in,
+                                            std::span<const tensor> ref);
+
 class cast_spec final : public eltwise::unary_spec {
  public:
   std::string_view name() const override;
   std::string_view summary() const override;
   const attr_schema& schema() const override;
   std::vector<std::string> fills() const override;
-  /// Every ordered pair of the 11 types; f32:f32:bf16 first (the default).
+  /// contract_pairs(); f32:f32:bf16 first (the default).
   std::vector<std::string> contracts() const override;
   void validate(const problem& p) const override;
+  /// With block > 0, the scales: an input x_scale (dequantize) or an output y_scale (quantize).
+  std::vector<operand> inputs(const problem& p) const override;
+  std::vector<operand> outputs(const problem& p) const override;
   fill_traits fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const override;
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;

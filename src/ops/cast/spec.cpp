@@ -29,9 +29,35 @@ void make_ties(tensor& t, dtype dst) {
   });
 }
 
+// Dequantize's scales: powers of two 2^-8 .. 2^8 for e8m0, values in [1/64, 64] for e4m3.
+void fill_block_scales(tensor& t, std::uint64_t seed) {
+  fill_params f;
+  f.kind = fill_kind::uniform;
+  f.lo = -8.0;
+  f.hi = 8.0;
+  tensor exponents(dtype::f64, t.shape());
+  fill_tensor(exponents, f, seed, 1);
+  const bool powers = t.type() == dtype::f8_e8m0;
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    const double e = exponents.at(i);
+    t.set_at(i, powers ? std::ldexp(1.0, static_cast<int>(std::lround(e))) : std::exp2(0.75 * e));
+  }
+}
+
 }  // namespace
 
-cast_params params_of(const problem& p) { return {p.get_real("scale"), p.get_bool("saturate")}; }
+cast_params params_of(const problem& p) {
+  return {p.get_real("scale"), p.get_bool("saturate"), p.get_bool("saturate_inf")};
+}
+
+std::vector<std::pair<dtype, dtype>> contract_pairs() {
+  std::vector<std::pair<dtype, dtype>> pairs;
+  for (dtype a : all_types)
+    for (dtype b : all_types) pairs.emplace_back(a, b);
+  for (dtype n : narrow_types)
+    for (dtype w : wide_types) pairs.insert(pairs.end(), {{w, n}, {n, w}});
+  return pairs;
+}
 
 std::string contract_text(dtype src, dtype dst) {
   contract c;
@@ -49,7 +75,15 @@ const attr_schema& cast_spec::schema() const {
   static const attr_schema s = make_schema(
       real_attr("scale", 1.0, "x is multiplied by scale (rounded to acc) before the conversion"),
       bool_attr("saturate", false,
-                "float dst: finite overflow gives +-max instead of Inf (NaN for f8_e4m3); integer dst always saturates"));
+                "float dst: finite overflow gives +-max instead of Inf (NaN for f8_e4m3); integer dst always saturates"),
+      bool_attr("saturate_inf", false,
+                "with saturate=1: +-Inf also becomes +-max (ONNX Cast's saturate, e.g. to f8_e5m2: +-57344)"),
+      int_attr("block", 0,
+               "block scaling (MX, NVFP4): elements per scale along the innermost axis; 0: none, else a "
+               "quantize (wide -> y, y_scale) or dequantize (x, x_scale -> wide)",
+               0, 1 << 20),
+      choice_attr("block_scale", "f8_e8m0", {"f8_e8m0", "f8_e4m3"},
+                  "with block > 0: the scales' type, f8_e8m0 (OCP MX) or f8_e4m3 (NVFP4)"));
   return s;
 }
 std::vector<std::string> cast_spec::fills() const {
@@ -59,9 +93,8 @@ std::vector<std::string> cast_spec::fills() const {
 }
 std::vector<std::string> cast_spec::contracts() const {
   std::vector<std::string> cs{contract_text(dtype::f32, dtype::bf16)};
-  for (dtype a : all_types)
-    for (dtype b : all_types)
-      if (!(a == dtype::f32 && b == dtype::bf16)) cs.push_back(contract_text(a, b));
+  for (auto [a, b] : contract_pairs())
+    if (!(a == dtype::f32 && b == dtype::bf16)) cs.push_back(contract_text(a, b));
   return cs;
 }
 
@@ -70,7 +103,24 @@ void cast_spec::validate(const problem& p) const {
   if (!eltwise::is_compute_type(p.dt.acc) || p.dt.rounds_inputs() || p.dt.dst == dtype::tf32)
     throw error(fmt::format("cast does not support contract {} (acc one of f64 f32 f16 bf16; no @math)",
                             p.dt.types_string()));
-  if (!std::isfinite(params_of(p).scale)) throw error("scale must be finite");
+  const cast_params cp = params_of(p);
+  if (!std::isfinite(cp.scale)) throw error("scale must be finite");
+  if (cp.saturate_inf && !cp.saturate) throw error("saturate_inf=1 needs saturate=1");
+  block_format_of(p);  // throws for an inconsistent block format
+}
+
+std::vector<operand> cast_spec::inputs(const problem& p) const {
+  auto ops = unary_spec::inputs(p);
+  if (const auto f = block_format_of(p); f && !f->quantize)
+    ops.push_back({"x_scale", f->scale_type, scale_shape(p.get_dims("shape"), f->block), {}});
+  return ops;
+}
+
+std::vector<operand> cast_spec::outputs(const problem& p) const {
+  auto ops = unary_spec::outputs(p);
+  if (const auto f = block_format_of(p); f && f->quantize)
+    ops.push_back({"y_scale", f->scale_type, scale_shape(p.get_dims("shape"), f->block), {}});
+  return ops;
 }
 
 fill_traits cast_spec::fill(const problem& p, std::uint64_t seed, std::span<tensor> in) const {
@@ -80,6 +130,7 @@ fill_traits cast_spec::fill(const problem& p, std::uint64_t seed, std::span<tens
   if (p.fill == "default") f = default_fill(src, dst);
   fill_tensor(in[0], f, seed, 0);
   if (ties) make_ties(in[0], dst);
+  if (in.size() > 1) fill_block_scales(in[1], seed);
   return eltwise::eltwise_fill_traits(ties ? "normal" : p.fill, true);
 }
 
@@ -105,6 +156,10 @@ fill_params cast_spec::default_fill(dtype src, dtype dst) {
     f.kind = fill_kind::exact;
     f.exact_range = 1;
     f.density = 0.5;
+  } else if (src == dtype::f8_e8m0) {  // positive powers of two: a normal fill would be half NaN
+    f.kind = fill_kind::uniform;
+    f.lo = 0x1p-20;
+    f.hi = 0x1p20;
   } else if (!is_float(src)) {
     f.kind = fill_kind::uniform;
     f.lo = std::max(traits(src).lowest, -300.0);

@@ -1,4 +1,5 @@
-// cast: conversions between any two of the 11 types with scale and saturation. Hand-computed
+// cast: conversions between any two of the 11 types (and the narrow formats to and from the
+// wide floats) with scale and saturation. Hand-computed
 // overflow/saturation/NaN semantics, exhaustive f16/bf16 -> fp8 against round_to, sim within
 // bound for every pair, planted bugs (truncation, half-away ties, wrong overflow policy,
 // ignored scale, zeros) and legitimate kernels (bit-trick bf16 rounding).
@@ -21,6 +22,50 @@ using namespace opval::testing;
 // sim and reference of `cast <attrs>` on explicit values (stored in the contract's src).
 direct_case on_values(const std::string& attrs, const std::vector<double>& values) {
   return run_on_values(parse_problem("cast shape=" + std::to_string(values.size()) + " " + attrs), values);
+}
+
+// ONNX's saturating Cast maps +-Inf to +-max in f8_e5m2 (57344); opval keeps +-Inf unless
+// saturate_inf=1 asks for ONNX's behaviour. A kernel doing either passes only under its option.
+TEST(Cast, OnnxSaturateInf) {
+  const std::vector<double> x{inf, -inf, 1e5, nan_v};
+  auto keep = on_values("dt=f32:f32:f8_e5m2 saturate=1", x);
+  auto onnx = on_values("dt=f32:f32:f8_e5m2 saturate=1 saturate_inf=1", x);
+  for (const tensor* t : {&keep.out[0], &keep.ref[0]}) EXPECT_EQ(t->at(0), inf);
+  for (const tensor* t : {&onnx.out[0], &onnx.ref[0]}) {
+    EXPECT_EQ(t->at(0), 57344);
+    EXPECT_EQ(t->at(1), -57344);
+    EXPECT_EQ(t->at(2), 57344);
+    EXPECT_TRUE(std::isnan(t->at(3)));
+  }
+  EXPECT_LE(worst_ratio(onnx), 1.0);
+  // Each kernel is wrong under the other option.
+  onnx.ref[0].set_at(0, inf);
+  EXPECT_EQ(worst_ratio(onnx), inf);
+  EXPECT_NE(validation_error("cast shape=4 dt=f32:f32:f8_e5m2 saturate_inf=1"), "");
+}
+
+// The narrow formats through cast: saturation without Inf/NaN (MX elements), e8m0's ties and
+// NaNs, fnuz's single zero, i4's range; sim within the bound.
+TEST(Cast, NarrowFormats) {
+  auto f4 = on_values("dt=f32:f32:f4_e2m1", {7.0, nan_v, -inf, 0.25, 0.75, 2.5});
+  const std::vector<double> f4_want{6.0, 0.0, -6.0, 0.0, 1.0, 2.0};
+  EXPECT_EQ(f4.out[0].to_vector(), f4_want);
+  auto e8 = on_values("dt=f32:f32:f8_e8m0", {3.0, 0.0, -1.0, 0x1p-130, 1.0});
+  EXPECT_EQ(e8.out[0].at(0), 4.0);
+  EXPECT_TRUE(std::isnan(e8.out[0].at(1)) && std::isnan(e8.ref[0].at(1)));
+  EXPECT_TRUE(std::isnan(e8.out[0].at(2)));
+  EXPECT_EQ(e8.out[0].at(3), 0x1p-127);
+  EXPECT_LE(checked_worst_ratio(e8), 1.0);
+  auto fnuz = on_values("dt=f32:f32:f8_e4m3fnuz", {-0.0, 1000.0, 240.0});
+  EXPECT_FALSE(std::signbit(fnuz.out[0].at(0)));
+  EXPECT_TRUE(std::isnan(fnuz.out[0].at(1)));
+  auto i4 = on_values("dt=f32:f32:i4", {7.6, -9.0, 2.5});
+  const std::vector<double> i4_want{7.0, -8.0, 2.0};
+  EXPECT_EQ(i4.out[0].to_vector(), i4_want);
+  for (const std::string dt : {"f4_e2m1:f32:f32", "f6_e3m2:f32:bf16", "u4:f32:f16", "f8_e5m2fnuz:f64:f64"}) {
+    direct_case c = run_direct(parse_problem("cast shape=300 fill=wide dt=" + dt));
+    EXPECT_LE(c.sim_error_over_bound(), 1.0) << dt;
+  }
 }
 
 TEST(Cast, OverflowAndSaturation) {
@@ -138,7 +183,7 @@ TEST(Cast, ExhaustiveHalfToFp8MatchesRoundTo) {
 TEST(Cast, SimWithinBoundEveryPair) {
   const problem base = parse_problem("cast");
   const auto contracts = base.spec().contracts();
-  EXPECT_EQ(contracts.size(), 121u);
+  EXPECT_EQ(contracts.size(), 121u + 64u);  // 11 x 11 types, and 8 narrow ones to and from 4 wide
   const char* modes[] = {"", " saturate=1", " scale=0.3", " scale=100", " scale=100 saturate=1", " dst_round=rz",
                          " denorm=ftz", " fill=special", " fill=wide", " fill=large", " fill=large saturate=1",
                          " fill=ties"};

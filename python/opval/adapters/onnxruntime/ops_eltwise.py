@@ -80,6 +80,9 @@ def _cast(p: _opval.Problem, x: dict, compute: np.dtype) -> Graph:
     saturate = bool(p.get("saturate"))
     if dst == _opval.dtype.f8_e4m3:
         v = g.op("Cast", v, to=onnx_type(want), saturate=int(saturate), out_type=onnx_type(want))
+    elif dst == _opval.dtype.f8_e5m2 and saturate and p.get("saturate_inf"):
+        # ONNX's own saturating Cast, which maps +-Inf to +-57344: what saturate_inf=1 contracts
+        v = g.op("Cast", v, to=onnx_type(want), saturate=1, out_type=onnx_type(want))
     elif info.is_float and np.dtype(want) != np.dtype(compute):
         cast_attrs = {}
         if saturate:
