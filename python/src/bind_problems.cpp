@@ -114,7 +114,7 @@ void bind_ops(nb::module_& m) {
   m.def("select_problems",
         [](const std::string& tag, const std::vector<std::string>& ops, const std::vector<std::string>& contracts,
            const std::vector<std::string>& problems, const std::string& inline_source) {
-          return as_pairs(select_problems({tag, ops, contracts, problems, inline_source}));
+          return as_pairs(select_problems({.tag = tag, .ops = ops, .contracts = contracts, .problems = problems, .inline_source = inline_source}));
         },
         nb::arg("tag") = "smoke", nb::arg("ops") = std::vector<std::string>{},
         nb::arg("contracts") = std::vector<std::string>{}, nb::arg("problems") = std::vector<std::string>{},

@@ -183,6 +183,7 @@ struct element_view {
   const double* compute;
   ulp_of ulp;  // of the output type
   double got0, ref0, bound0;
+  double bias_floor;  // |ref| below it: not in the bias test
 
   double got(std::int64_t i) const { return got_f32 ? static_cast<double>(got_f32[i]) : got_f64[i]; }
   double bound_at(std::int64_t i) const { return bound ? bound[i] : 0.0; }
@@ -245,7 +246,7 @@ struct element_view {
     nonzero += g != 0.0 ? 1.0 : 0.0;
     got_varies += g != v.got0 ? 1.0 : 0.0;
     ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
-    const bool eligible = ar > 0 && cmp[k] < 0.25 * u;
+    const bool eligible = ar > 0 && ar >= v.bias_floor && cmp[k] < 0.25 * u;
     out.distinct_slot[k] = eligible ? distinct_sketch::slot_of(r) : distinct_sketch::no_slot;
     const double s = eligible ? e * inv_u : 0.0;
     const double sr = r < 0 ? -s : s;
@@ -337,7 +338,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     }
     p.sum_signed += e;
     p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
-    if (r != 0.0 && (!v.compute || v.compute[i] < 0.25 * u)) {
+    if (r != 0.0 && std::fabs(r) >= v.bias_floor && (!v.compute || v.compute[i] < 0.25 * u)) {
       p.distinct.add_slot(distinct_sketch::slot_of(r));
       const double s = e / u;
       const double sr = std::signbit(r) ? -s : s;
@@ -397,7 +398,7 @@ metrics compare_outputs(const compare_input& in) {
   std::vector<partial> partials(omp_get_max_threads());
   // Threads only pay off past a few chunks; tiny outputs stay on the calling thread.
   const bool parallel = n > 8 * chunk_size;
-  const element_view view{got_f32, got_f64, ref, bound, compute, ulp, got0, ref0, bound0};
+  const element_view view{got_f32, got_f64, ref, bound, compute, ulp, got0, ref0, bound0, in.bias_floor};
 #pragma omp parallel if (parallel)
   {
     partial& p = partials[omp_get_thread_num()];

@@ -93,7 +93,12 @@ std::string format_ulps(const function_accuracy& a) {
   for (const auto& [name, value, fallback] : {std::tuple{"exp", a.exp, d.exp}, {"erf", a.erf, d.erf},
                                               {"tanh", a.tanh, d.tanh}, {"div", a.div, d.div},
                                               {"rsqrt", a.rsqrt, d.rsqrt}, {"log", a.log, d.log}})
-    if (value != fallback) text += (text.empty() ? "" : ",") + std::string(name) + ":" + num(value);
+    if (value != fallback) {  // appended piece by piece: GCC 12 flags the temporary of a concatenation (-Wrestrict)
+      if (!text.empty()) text += ',';
+      text += name;
+      text += ':';
+      text += num(value);
+    }
   return text;
 }
 

@@ -40,6 +40,12 @@ double input_rounding_error(const contract& c, dtype stored) {
   return unit_roundoff(c.math, c.in_round);
 }
 
+double input_error(const contract& c, dtype stored, double x) {
+  const dtype held = c.rounds_inputs() ? c.math : stored;
+  const bool flushed = c.denorm == denormals::ftz && is_float(held) && std::fabs(x) < traits(held).min_normal;
+  return flushed ? std::fabs(x) : input_rounding_error(c, stored) * std::fabs(x);
+}
+
 double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
   const auto& tr = traits(dst);
   if (!tr.is_float) return r == rounding::rne ? 0.5 : 1.0;

@@ -33,6 +33,9 @@ accumulation_gamma accumulation_constant(double n, double outputs, const contrac
 /// Relative error of rounding an input to the contract's `math` type inside the kernel
 /// (0 when the kernel receives inputs already in that type).
 double input_rounding_error(const contract& c, dtype stored);
+/// The absolute error of one stored input x as the kernel holds it: the relative input rounding
+/// (input_rounding_error) and, under denorm=ftz, the whole of a subnormal x flushed to zero.
+double input_error(const contract& c, dtype stored, double x);
 /// The unit roundoff of a type under a rounding mode (u for rne, 2u for rz); 0 for f64-exact.
 double unit_roundoff(dtype t, rounding r);
 /// The smallest positive spacing of `t` (its absolute underflow error unit).

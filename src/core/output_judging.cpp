@@ -108,9 +108,10 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
     }
     output_verdict ov;
     ov.name = out_ops[i].name;
+    const bool flushes = p.dt.denorm == denormals::ftz && is_float(p.dt.dst);
     compare_input ci{&in.outs[i], &expected[i], j.total.empty() ? nullptr : &j.total,
                      j.compute.empty() ? nullptr : &j.compute, p.dt.dst, o.worst_k, o.pol.bias_z,
-                     o.pol.bias_min_ulps, j.bias_skip.empty(), j.bias_skip};
+                     o.pol.bias_min_ulps, j.bias_skip.empty(), j.bias_skip, flushes ? traits(p.dt.dst).min_normal : 0};
     ov.m = timed(phase::compare, r.times.compare, [&] { return compare_outputs(ci); });
     ov.bound = j.bound_text;
     decide(ov);

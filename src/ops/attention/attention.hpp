@@ -146,8 +146,9 @@ class attention_spec final : public op_spec {
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
-  /// Sizes, causal alignments, grouped heads, the bias mask, key lengths, value head sizes, the
-  /// scale and the fills, at every contract and intermediate type.
+  /// Sizes, causal alignments, grouped heads, the bias mask and its broadcast shapes, soft-capping,
+  /// sliding windows, key lengths, value head sizes, the scale and the fills, at every contract
+  /// and intermediate type.
   feature_table features() const override;
 };
 

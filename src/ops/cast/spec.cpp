@@ -106,6 +106,9 @@ void cast_spec::validate(const problem& p) const {
   const cast_params cp = params_of(p);
   if (!std::isfinite(cp.scale)) throw error("scale must be finite");
   if (cp.saturate_inf && !cp.saturate) throw error("saturate_inf=1 needs saturate=1");
+  if (cp.saturate_inf && !traits(p.dt.dst).has_inf)
+    throw error(fmt::format("saturate_inf=1 maps +-Inf to +-max of a destination with infinities; {} has none",
+                            to_string(p.dt.dst)));
   block_format_of(p);  // throws for an inconsistent block format
 }
 

@@ -1,5 +1,7 @@
 #include "ops/common_eltwise/binary_spec.hpp"
 
+#include "core/suite_generator.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -232,7 +234,9 @@ feature_table binary_spec::features() const {
   const named_axis axes[] = {{"broadcast", broadcast_shapes(false)},
                              {"fill", generic_fills(false, true)},
                              {"contract option", contract_option_values(false, *this)}};
-  return axes_table(axes, contracts());
+  feature_table t = axes_table(axes, contracts());
+  if (name() != "add") t.not_meaningful = [this](const problem& p) { return special_values_unjudged(p, name() == "div"); };
+  return t;
 }
 
 }  // namespace opval::ops::eltwise

@@ -1,5 +1,7 @@
 #include "ops/common_gemm/gemm_core.hpp"
 
+#include "core/suite_generator.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -357,7 +359,7 @@ std::vector<suite_feature> epilogue_features(bool with_beta) {
 void add_gemm_rules(feature_table& t, std::function<std::int64_t(const problem&)> k_of) {
   t.complete = [k_of](const problem& p) { return suite_quant_attrs(p.dt, k_of(p)); };
   t.not_meaningful = [](const problem& p) -> std::string {
-    if (is_float(p.dt.src)) return "";
+    if (is_float(p.dt.src)) return special_values_unjudged(p, false);
     if (p.fill != "default" && p.fill != "normal" && p.fill != "positive" && p.fill != "exact")
       return "fill " + p.fill + " is for floating-point inputs";
     // An integer dst's coarse lattice repeats rounding errors, which the bias test reads as bias.

@@ -425,6 +425,7 @@ std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_trai
   const bound_constants k = constants_of(p, g, f, o, ag);
   const std::vector<double> x = in[0].to_vector();
   const affine_params a = affine_of(in);
+  const double eta = underflow_unit(p.dt.acc, p.dt.denorm);
   error_bound b;
   b.compute = tensor(dtype::f64, p.get_dims("shape"));
   double* out = b.compute.data_as<double>();
@@ -451,7 +452,10 @@ std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_trai
     for (std::int64_t i = 0; i < g.n; ++i) {
       const std::int64_t j = g.param_index(r, i);
       // Rows with NaN/Inf: the reference is NaN/Inf and is compared by class, not by bound.
-      const double eb = s.finite ? element_bound(kind_, xr[i], a.g(j), a.b(j), s, e, rs, k) : 0.0;
+      // Each of the element's four steps (centre, scale, gamma, beta) may land in acc's subnormal
+      // range, where rounding is absolute (eta), not relative; the steps before gamma scale by |g|.
+      const double underflow = eta * (2 * std::max(1.0, std::fabs(a.g(j))) + 2);
+      const double eb = s.finite ? element_bound(kind_, xr[i], a.g(j), a.b(j), s, e, rs, k) + underflow : 0.0;
       out[r * g.n + i] = std::isfinite(eb) ? eb : std::numeric_limits<double>::infinity();
     }
   }
@@ -460,7 +464,7 @@ std::vector<error_bound> norm_spec::norm_bound(const problem& p, const fill_trai
         "e_run=(gamma+g3)max|x|+g4 max|d|"
       : "e_P=(gamma+g3)mean(x^2)";
   b.formula = fmt::format(
-      "{}: |dy| <= |g| min(e_d r(1+rho)+|d| r rho, |d| r+(|d|+e_d) rmax)(1+u)+u(|pg|+|b|); {}; "
+      "{}: |dy| <= |g| min(e_d r(1+rho)+|d| r rho, |d| r+(|d|+e_d) rmax)(1+u)+u(|pg|+|b|)+eta(2max(1,|g|)+2); {}; "
       "rho from (e_P+u eps+u(P+eps))/(P+eps), rsqrt {} ulp; gamma={} ({}), u={:.3g}",
       name(), stats, p.dt.ulps.rsqrt, ag.gamma, ag.formula, k.u);
   if (!g.stats) return {b};

@@ -144,6 +144,7 @@ feature_table trailing_axes_spec::features() const {
                 {"affine", {"affine=0"}},
                 {"padded rows", {"ld=24", "ld=4160"}},
                 {"fill", fills}};
+  if (kind() == norm_kind::layer) t.features.push_back({"statistics outputs", {"stats=1"}});
   t.not_meaningful = [this](const problem& p) { return norm_case_not_meaningful(kind(), geometry_of(p), p.fill); };
   return t;
 }

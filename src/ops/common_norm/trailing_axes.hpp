@@ -18,7 +18,8 @@ class trailing_axes_spec : public norm_spec {
   geometry geometry_of(const problem& p) const override;
   /// Row-major, or with padded rows when ld is set.
   layout data_layout(const problem& p) const override;
-  /// Row lengths from 1 to 4096, two normalized axes, padded rows, eps, affine, the fills.
+  /// Row lengths from 1 to 4096, two normalized axes, padded rows, eps, affine, the fills, and
+  /// layer_norm's statistics outputs.
   feature_table features() const override;
 
  protected:

@@ -199,7 +199,6 @@ class softmax_family_spec : public op_spec {
     const bool final_rounding = c.acc == c.dst && c.acc_round == c.dst_round;
     const error_constants k =
         make_error_constants(static_cast<double>(g.len), static_cast<double>(g.rows()), c, o, final_rounding);
-    const double r_in = input_rounding_error(c, c.src);
     const double u_final = final_rounding ? 0.0 : k.u;
     const std::vector<double> x = in[0].to_vector();
     std::vector<double> e(x.size());
@@ -208,7 +207,7 @@ class softmax_family_spec : public op_spec {
       if (classify_row(xr).kind != row_kind::finite) return;  // NaN rows: exact NaN required
       std::vector<double> pr(xr.size()), dx(xr.size());
       reference_row(xr, pr, false, empty_row::nan);
-      for (std::size_t j = 0; j < xr.size(); ++j) dx[j] = r_in * std::fabs(xr[j]);
+      for (std::size_t j = 0; j < xr.size(); ++j) dx[j] = input_error(c, c.src, xr[j]);
       const row_bound b = bound_row(xr, pr, dx, k);
       const double m = classify_row(xr).max;
       for (std::size_t j = 0; j < xr.size(); ++j)
