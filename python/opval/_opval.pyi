@@ -802,6 +802,38 @@ def set_log_sink(sink: object | None, threshold: int = 10) -> None:
 def log(level: int, message: str) -> None:
     """sends a message through the library's sink (for tests)"""
 
+GENERATED_TAG: str = 'generated'
+
+class Coverage:
+    """
+    what a generated suite covers of one op on one backend (docs/COVERAGE.md)
+    """
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def values_covered(self) -> int:
+        """values that ran alone at some contract"""
+
+    @property
+    def values(self) -> int:
+        """values in the op's feature table"""
+
+    def json(self) -> str:
+        """the JSON Lines record {"coverage": ...}, one line"""
+
+    def text(self, verbose: bool = False, width: int = 100) -> str:
+        """the report as the console prints it"""
+
+def generate_suite(ops: Sequence[str], contracts: Sequence[str], backends: Sequence[Backend], worker: Worker | None, seed: int = 1, budget: int = 200) -> tuple:
+    """
+    the generated suites of `ops` (every op's when empty) for `backends`, asking supports() in opval's `worker` for a backend made there; returns (problems with their sources, list of Coverage) (docs/COVERAGE.md)
+    """
+
 def session_options() -> list:
     """
     every option of a session, as the CLI and the Python layer take it: flag, keyword, value_name, help, stage, commands, python (the functions taking the keyword), default, kind (its value's type), negated, choices, delimiter
@@ -812,9 +844,9 @@ def run_options(keywords: dict) -> RunOptions:
     RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, input_check, threads, leak_check), set as the CLI sets its options
     """
 
-def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '') -> tuple:
+def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '', coverage: Sequence[Coverage] = []) -> tuple:
     """
-    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal)
+    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first
     """
 
 class GraphUnsupported(ValueError):

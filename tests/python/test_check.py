@@ -334,7 +334,7 @@ def test_a_tag_that_does_not_exist_is_an_error_as_in_opval_run():
     """The selection that matches nothing is named, as opval.run names it: not a green, empty
     result."""
     kernel = counting_softmax()
-    with pytest.raises(ValueError, match=r"unknown suite tag 'nonexistent' \(known: smoke regression\)") as caught:
+    with pytest.raises(ValueError, match=r"unknown suite tag 'nonexistent' \(known: smoke regression generated\)") as caught:
         opval.check("softmax", kernel, tag="nonexistent")
     with pytest.raises(ValueError) as from_run:
         opval.run(["sim"], tag="nonexistent", out=io.StringIO())

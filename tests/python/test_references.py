@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import opval
+from opval.adapters.base import format_refusal
 from opval.adapters.pytorch import OPS, to_compute
 from opval.adapters.rounding import round_to_output
 
@@ -28,7 +29,9 @@ def documented_torch_difference(p, inputs, got: np.ndarray, ref: np.ndarray) -> 
       a query row whose logits are all NaN, torch's CPU flash kernel outputs 0, where its math
       backend, and opval, give NaN;
     - a max over nothing with an integer output: opval's reference is the identity in the
-      output type, its lowest value (docs/SAFETY.md); torch, in float64, gives -inf."""
+      output type, its lowest value (docs/SAFETY.md); torch, in float64, gives -inf;
+    - layer_norm's mean output (stats=1) of a row holding one infinity: torch's Welford update
+      meets Inf - Inf and gives NaN; opval gives the mean's value, that infinity."""
     exempt = np.zeros(ref.shape, dtype=bool)
     if p.op in ("gelu", "silu"):
         x = opval.to_numpy(inputs[0]).astype(np.float64)
@@ -41,6 +44,8 @@ def documented_torch_difference(p, inputs, got: np.ndarray, ref: np.ndarray) -> 
         exempt = np.isneginf(got) & (ref == opval.dtype_info(p.contract.dst).lowest)
     if p.op == "attention" and p.get("mask") == "none" and not p.get("key_lengths") and p.get("lk") < 16:
         exempt = np.isnan(ref) & (got == 0)
+    if p.op == "layer_norm" and p.get("stats"):
+        exempt = exempt | (np.isinf(ref) & np.isnan(got))
     return exempt
 
 
@@ -87,8 +92,8 @@ def test_fp64_reference_agrees_with_torch_float64(op):
     checked, refused, problems = 0, 0, []
     for tag in ("smoke", "regression"):
         for p, source in opval.suite_problems(tag, [op]):
-            if impl.supports and impl.supports(p):
-                refused += 1
+            if (impl.supports and impl.supports(p)) or format_refusal(p, "torch"):
+                refused += 1  # what the adapter refuses (its formats included) is not cross-checked
                 continue
             inputs = p.make_inputs(1)
             operands = {o.name: to_compute(opval.to_torch(t), torch.float64) for o, t in zip(p.inputs(), inputs)}
