@@ -42,7 +42,8 @@ std::vector<std::pair<std::string, std::string>> split_tokens(const std::string&
 /// Adds `text`'s tokens to t; false when one sets a key a non-base token already set differently.
 bool merge(fragment_tokens& t, const std::string& text, bool base) {
   for (auto& [k, v] : split_tokens(text)) {
-    const auto it = std::find_if(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == k; });
+    const std::string& key = k;  // a structured binding is no lambda capture before clang 16
+    const auto it = std::find_if(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == key; });
     if (it == t.kv.end()) {
       t.kv.emplace_back(k, v);
       t.from_base.push_back(base);
@@ -59,7 +60,7 @@ bool merge(fragment_tokens& t, const std::string& text, bool base) {
 /// Adds the tokens of `text` whose keys t does not set.
 void add_missing(fragment_tokens& t, const std::string& text) {
   for (auto& [k, v] : split_tokens(text))
-    if (std::none_of(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == k; })) {
+    if (const std::string& key = k; std::none_of(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == key; })) {
       t.kv.emplace_back(k, v);
       t.from_base.push_back(true);
     }
