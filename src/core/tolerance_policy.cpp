@@ -145,10 +145,12 @@ class bound_policy final : public tolerance_policy {
   }
   judgement of(std::size_t i, const std::string& output) override {
     if (bounds_[i].meaningful) {
-      // An output stored in another float type than dst (layer_norm's statistics, in acc)
-      // is rounded to its own type.
+      // An output the op stores in another float type than dst (layer_norm's statistics, in
+      // acc) is rounded to that type: the op's declared type, not the tensor's, which a caller
+      // of judge() may hand over widened (a stack's f16 values as f32).
       contract c = in_.p.dt;
-      if (is_float(in_.outs[i].type())) c.dst = in_.outs[i].type();
+      const std::vector<operand> declared = in_.p.spec().outputs(in_.p);
+      if (i < declared.size() && is_float(declared[i].type)) c.dst = declared[i].type;
       judgement j = judge_by_bound(bounds_[i], in_.refs[i], c);
       j.bias_skip = bias_exemption(in_.p.dt, in_.ft);
       return j;

@@ -480,8 +480,11 @@ std::optional<op_call> reduce_max(const node_context& c) { return reduce(c, "max
 std::optional<op_call> float_cast(const node_context& c, std::optional<dtype> to) {
   const value& x = c.input(0, "input");
   if (!to || !is_float(*to) || !is_float(x.type)) return std::nullopt;
-  // ONNX's saturate (opset 19) applies to the float8 types only; it defaults to true.
-  const bool saturate = (*to == dtype::f8_e4m3 || *to == dtype::f8_e5m2) && c.integer("saturate", 1) != 0;
+  // ONNX's saturate (opset 19) applies to the float8 types only (the fnuz ones too); it
+  // defaults to true.
+  const bool float8 = *to == dtype::f8_e4m3 || *to == dtype::f8_e5m2 || *to == dtype::f8_e4m3fnuz ||
+                      *to == dtype::f8_e5m2fnuz;
+  const bool saturate = float8 && c.integer("saturate", 1) != 0;
   problem p = make_problem(c, "cast", x.type, {{"shape", x.shape}, {"saturate", saturate}},
                            ops::cast::contract_text(x.type, *to));
   op_call call = call_of(std::move(p), {x}, *to);

@@ -97,7 +97,13 @@ def test_a_bad_model_is_one_error_naming_it(tmp_path):
 
 
 # The mapped node tests that do not pass, each with the reason (docs/GRAPH.md).
-KNOWN_NODE_TEST_FAILURES: dict[str, str] = {}
+KNOWN_NODE_TEST_FAILURES: dict[str, str] = {
+    # ONNX's Cast to FLOAT8E8M0 rounds up by default (round_mode="up"); the mapping gives opval's
+    # e8m0 conversion, which rounds to nearest (as ml_dtypes and the OCP MX scale rule). To map
+    # round_mode next (opval's cast has no round-up mode yet).
+    "test_cast_e8m0_FLOAT_to_FLOAT8E8M0": "round_mode='up' mapped to round-to-nearest",
+    "test_cast_e8m0_FLOAT16_to_FLOAT8E8M0": "round_mode='up' mapped to round-to-nearest",
+}
 
 
 @pytest.fixture(scope="module")

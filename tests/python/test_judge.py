@@ -72,8 +72,8 @@ def test_torch_and_jax_arrays_bf16_and_fp8_included():
 
 def test_ml_dtypes_types_opval_lacks_are_refused_and_e5m2_files_read(tmp_path):
     x = cast_input(7) / 8
-    with pytest.raises(ValueError, match="float8_e4m3fnuz, a type opval has no operand of"):
-        opval.judge("cast shape=4099 dt=f32:f32:f8_e4m3", inputs=x, outputs=x.astype(ml_dtypes.float8_e4m3fnuz))
+    with pytest.raises(ValueError, match="float8_e4m3b11fnuz, a type opval has no operand of"):
+        opval.judge("cast shape=4099 dt=f32:f32:f8_e4m3", inputs=x, outputs=x.astype(ml_dtypes.float8_e4m3b11fnuz))
     np.save(tmp_path / "y.npy", x.astype(ml_dtypes.float8_e5m2))  # NumPy writes '<f1'
     np.save(tmp_path / "x.npy", x)
     r = opval.judge("cast shape=4099 dt=f32:f32:f8_e5m2", inputs=tmp_path / "x.npy", outputs=tmp_path / "y.npy")
