@@ -142,16 +142,18 @@ class bound_policy final : public tolerance_policy {
     bounds_ = timed(phase::bound, r.times.bound, [&] { return spec.bound(in.p, in.ft, bo, in.ins, in.refs); });
     if (bounds_.size() != in.outs.size())
       throw error(fmt::format("{} returned {} bounds for {} outputs", spec.name(), bounds_.size(), in.outs.size()));
+    // An output the op stores in another float type than dst (layer_norm's statistics, in acc)
+    // is rounded to that type: the op's declared type, not the tensor's, which a caller of
+    // judge() may hand over widened (a stack's f16 values as f32).
+    for (const operand& o : spec.outputs(in.p)) {
+      contract c = in.p.dt;
+      if (is_float(o.type)) c.dst = o.type;
+      output_contracts_.push_back(c);
+    }
   }
   judgement of(std::size_t i, const std::string& output) override {
     if (bounds_[i].meaningful) {
-      // An output the op stores in another float type than dst (layer_norm's statistics, in
-      // acc) is rounded to that type: the op's declared type, not the tensor's, which a caller
-      // of judge() may hand over widened (a stack's f16 values as f32).
-      contract c = in_.p.dt;
-      const std::vector<operand> declared = in_.p.spec().outputs(in_.p);
-      if (i < declared.size() && is_float(declared[i].type)) c.dst = declared[i].type;
-      judgement j = judge_by_bound(bounds_[i], in_.refs[i], c);
+      judgement j = judge_by_bound(bounds_[i], in_.refs[i], output_contracts_.at(i));
       j.bias_skip = bias_exemption(in_.p.dt, in_.ft);
       return j;
     }
@@ -166,6 +168,7 @@ class bound_policy final : public tolerance_policy {
   sim_yardstick sim_;
   case_result& r_;
   std::vector<error_bound> bounds_;
+  std::vector<contract> output_contracts_;  ///< per output: the contract with dst its declared type
 };
 
 }  // namespace

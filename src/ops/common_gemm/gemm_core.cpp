@@ -343,6 +343,10 @@ std::string suite_quant_attrs(const contract& c, std::int64_t k) {
   return s;
 }
 
+namespace {
+
+/// The epilogue's features for generated suites (alpha, beta when the op has C, bias,
+/// activation, residual, per-channel scales) and the fills.
 std::vector<suite_feature> epilogue_features(bool with_beta) {
   std::vector<suite_feature> f{{"alpha", {"alpha=0.5", "alpha=-1.5"}}};
   if (with_beta) f.push_back({"beta", {"beta=0.5", "beta=1"}});
@@ -356,7 +360,15 @@ std::vector<suite_feature> epilogue_features(bool with_beta) {
   return f;
 }
 
-void add_gemm_rules(feature_table& t, std::function<std::int64_t(const problem&)> k_of) {
+}  // namespace
+
+feature_table gemm_feature_table(std::string base, std::vector<suite_feature> shape_features, bool with_beta,
+                                 std::function<std::int64_t(const problem&)> k_of) {
+  feature_table t;
+  t.base = std::move(base);
+  t.contracts = gemm_contracts();
+  t.features = std::move(shape_features);
+  for (suite_feature& f : epilogue_features(with_beta)) t.features.push_back(std::move(f));
   t.complete = [k_of](const problem& p) { return suite_quant_attrs(p.dt, k_of(p)); };
   t.not_meaningful = [](const problem& p) -> std::string {
     if (is_float(p.dt.src)) return special_values_unjudged(p, false);
@@ -366,6 +378,7 @@ void add_gemm_rules(feature_table& t, std::function<std::int64_t(const problem&)
     if (p.fill == "exact" && !is_float(p.dt.dst)) return "exact fill with an integer output: repeated rounding errors";
     return "";
   };
+  return t;
 }
 
 operand_slots slots_of(const epilogue_spec& e) {

@@ -19,12 +19,12 @@ namespace opval::ops::common_gemm {
 std::vector<std::string> gemm_contracts();
 /// Throws "<op> does not support contract X (supported: ...)" unless c's types are listed.
 void check_contract(std::string_view op, const contract& c);
-/// The epilogue's features for generated suites (alpha, beta when the op has C, bias,
-/// activation, residual, per-channel scales) and the fills, for a feature table.
-std::vector<suite_feature> epilogue_features(bool with_beta);
-/// A GEMM feature table's rules: the quantization scales a contract needs (suite_quant_attrs at
-/// the problem's K, from `k_of`), and which fills an integer contract can be judged on.
-void add_gemm_rules(feature_table& t, std::function<std::int64_t(const problem&)> k_of);
+/// A GEMM-like op's feature table: `base` and the op's own `shape_features`, then the epilogue's
+/// (epilogue_features), at every GEMM contract; its rules add the quantization scales a contract
+/// needs (suite_quant_attrs at the problem's K, from `k_of`) and say which fills an integer
+/// contract can be judged on, and which special values not yet (special_values_unjudged).
+feature_table gemm_feature_table(std::string base, std::vector<suite_feature> shape_features, bool with_beta,
+                                 std::function<std::int64_t(const problem&)> k_of);
 
 /// Storage type of C, bias and residual: dst when it is a float, else f32.
 dtype aux_type(const contract& c);
