@@ -17,6 +17,7 @@
 #include "opval/error.hpp"
 #include "core/rng.hpp"
 #include "bench/sampler.hpp"
+#include "timing_testing.hpp"
 
 namespace opval {
 namespace {
@@ -40,15 +41,18 @@ TEST(sampler, the_clock_is_measured) {
 // A spin of `length` lasts `length` plus the clock reading that ends it (and its loop).
 TEST(sampler, the_median_of_a_known_kernel_is_its_length) {
   for (double length : {1e-6, 10e-6, 1e-3}) {
-    sampling_options o;
-    o.budget_seconds = 1;
-    const sampling_result r = sample([&] { spin_for(length); }, {}, o);
-    const double overshoot = 3 * r.timer.overhead;
-    EXPECT_GE(r.summary.median, length * 0.99) << "length " << length << ": " << r.stop_reason;
-    EXPECT_LE(r.summary.median, length * 1.05 + overshoot) << "length " << length << ": " << r.stop_reason;
-    EXPECT_GE(r.samples.size(), o.min_samples);
-    EXPECT_LE(r.median_ci.low, r.summary.median);
-    EXPECT_GE(r.median_ci.high, r.summary.median);
+    opval::testing::expect_on_some_try(3, [&]() -> std::string {
+      sampling_options o;
+      o.budget_seconds = 1;
+      const sampling_result r = sample([&] { spin_for(length); }, {}, o);
+      EXPECT_GE(r.samples.size(), o.min_samples);
+      EXPECT_LE(r.median_ci.low, r.summary.median);
+      EXPECT_GE(r.median_ci.high, r.summary.median);
+      const double overshoot = 3 * r.timer.overhead;
+      if (r.summary.median >= length * 0.99 && r.summary.median <= length * 1.05 + overshoot) return "";
+      return "length " + std::to_string(length) + " s: median " + std::to_string(r.summary.median) + " s (" +
+             r.stop_reason + ")";
+    });
   }
 }
 
