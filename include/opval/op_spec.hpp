@@ -50,6 +50,10 @@ struct fill_traits {
   /// Many outputs repeat the same values (constant rows): their rounding errors are not
   /// independent, so the rounding-bias z-test would see a false effect and is skipped.
   bool repeated_values = false;
+  /// Each value's sign is a fair coin independent of its magnitude and of every other value
+  /// (opval's own symmetric random fills): sums of such values, added in an order that does
+  /// not depend on them, get the sharper probabilistic bound (docs/NUMERICS.md).
+  bool random_signs = false;
 };
 
 /// One feature of an op's generated suites (docs/COVERAGE.md): a name and its value classes,
@@ -80,6 +84,9 @@ struct feature_table {
 /// Settings that error models need from the policy.
 struct bound_options {
   double false_alarm = 1e-6;  ///< allowed probability that a correct kernel fails one case
+  /// Use the sharper bound for sums of random-sign data (fill_traits::random_signs); off for a
+  /// kernel whose order of additions depends on the values (sorting them, say).
+  bool random_data = true;
 };
 
 /// The error bound of one output: per element, a bound on |kernel result before the final

@@ -10,10 +10,12 @@ namespace opval {
 enum class policy_kind : std::uint8_t { bound, relative_to_sim, exact, fixed };
 
 /// A tolerance policy and its parameters. Text: `bound`, `bound:false_alarm=1e-9`,
+/// `bound:random_data=0`,
 /// `relative-to-sim`, `relative-to-sim:m=3`, `exact`, `fixed:rtol=1e-3,atol=1e-5`.
 struct policy {
   policy_kind kind = policy_kind::bound;
   double false_alarm = 1e-6;  ///< bound: per-case false-alarm rate of the probabilistic gamma
+  bool random_data = true;    ///< bound: the sharper bound for sums of random-sign fills
   double sim_factor = 2.0;    ///< relative-to-sim: m
   double rtol = 1e-5;         ///< fixed
   double atol = 1e-8;         ///< fixed

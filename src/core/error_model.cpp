@@ -1,5 +1,6 @@
 #include "core/error_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -55,6 +56,29 @@ double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
   return rel + absolute;
 }
 
+void random_sign_constants(double n, double outputs, double u, double false_alarm, double leaf_roundings,
+                           accumulation_gamma& g) {
+  // Any summation order of n terms is a binary tree of n - 1 additions; its error is exactly
+  // sum_v delta_v x_v (x_v the sum a node rounds, |delta_v| <= u) plus the products' own
+  // roundings delta_k t_k (`leaf_roundings` per term: the product, a scale). Half the false-alarm budget bounds each node's exact partial sum
+  // s_v (a value-independent subset of the terms, Hoeffding on the signs given the
+  // magnitudes: |s_v| <= mu sqrt(sum_{k in v} t_k^2), union over every node of every sum);
+  // each term lies under at most n - 1 nodes, so sum_v s_v^2 <= mu^2 (n-1) sum t^2. The
+  // other half bounds the rounding martingale (Azuma, union over the sums): |error| <=
+  // lambda u sqrt(sum_v x_v^2 + leaf_roundings sum t^2), and |x_v - s_v| <= gamma_det(n) sum_{k in v}|t_k|.
+  const double nodes = std::max(n - 1, 1.0);
+  const double mu = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) * nodes / (false_alarm / 2)));
+  const double lambda = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) / (false_alarm / 2)));
+  g.random_signs = true;
+  g.root = lambda * u * std::sqrt(mu * mu * nodes + leaf_roundings);
+  g.linear = lambda * u * gamma_deterministic(n, u) * std::sqrt(nodes);
+}
+
+double accumulation_gamma::sum_error(double abs_sum, double square_sum) const {
+  const double worst = gamma * abs_sum;
+  return random_signs ? std::min(worst, root * std::sqrt(square_sum) + linear * abs_sum) : worst;
+}
+
 accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,
                                          const fill_traits& f, const bound_options& o) {
   accumulation_gamma g;
@@ -88,6 +112,7 @@ accumulation_gamma accumulation_constant(double n, double outputs, const contrac
     g.formula = fmt::format("gamma_prob(n={}, u={:.3g}, lambda={:.3g}, P_fail<={:.0e}) = {:.3g}", n,
                             u, lambda, o.false_alarm, g.gamma);
   }
+  if (f.random_signs && o.random_data) random_sign_constants(n, outputs, u, o.false_alarm, 1, g);
   return g;
 }
 

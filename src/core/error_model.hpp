@@ -25,10 +25,27 @@ struct accumulation_gamma {
   bool meaningful = true;  ///< false when n*u_acc >= 0.5
   std::string formula;     ///< e.g. "gamma_prob(n=33, u=2^-24, lambda=8.3)"
   std::string why_not;
+  /// Random-sign terms (fill_traits::random_signs, bound_options::random_data): the error is
+  /// also at most root*sqrt(sum t^2) + linear*sum|t| (random_sign_constants).
+  bool random_signs = false;
+  double root = 0, linear = 0;
+
+  /// The bound on the accumulation error of one sum with sum|t| = abs_sum and sum t^2 =
+  /// square_sum (the latter read only for random-sign terms).
+  double sum_error(double abs_sum, double square_sum) const;
 };
 /// `n` terms per sum, `outputs` sums in the case, `u` the unit roundoff of accumulation.
 accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,
                                          const fill_traits& f, const bound_options& o);
+
+/// The sharper bound's constants for an n-term sum, one of `outputs` sums, accumulated with
+/// unit roundoff u in an order that does not depend on the values, of terms whose signs are
+/// independent fair coins given their magnitudes, each term rounded `leaf_roundings` times
+/// before it is added (a product: 1): with probability >= 1 - false_alarm every sum's error
+/// is at most root*sqrt(sum t^2) + linear*sum|t| (derivation: docs/NUMERICS.md, "Random-sign
+/// data"). Sets g's random_signs, root and linear.
+void random_sign_constants(double n, double outputs, double u, double false_alarm, double leaf_roundings,
+                           accumulation_gamma& g);
 
 /// Relative error of rounding an input to the contract's `math` type inside the kernel
 /// (0 when the kernel receives inputs already in that type).

@@ -73,6 +73,20 @@ double value_at(const fill_params& p, const dtype_traits& tr, std::uint64_t seed
   return 0.0;
 }
 
+}  // namespace
+
+bool symmetric_signs(const fill_params& p) {
+  switch (p.kind) {
+    case fill_kind::normal:
+    case fill_kind::wide:
+    case fill_kind::large: return true;
+    case fill_kind::uniform: return p.lo == -p.hi;
+    default: return false;
+  }
+}
+
+namespace {
+
 // The element value i of the fill, rounded to t's type.
 double element(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
                std::uint64_t stream, std::int64_t i) {

@@ -37,6 +37,11 @@ struct fill_params {
 /// each value to t's type (saturating, so fills never produce an unintended infinity).
 void fill_tensor(tensor& t, const fill_params& params, std::uint64_t seed, std::uint64_t stream);
 
+/// Whether the fill draws each value's sign as a fair coin independent of its magnitude and of
+/// every other value (normal, wide, large, and uniform over a range symmetric about 0); the
+/// rounding to the tensor's type keeps that (fill_traits::random_signs).
+bool symmetric_signs(const fill_params& p);
+
 /// Parses a fill name ("normal", "uniform", ...); throws opval::error.
 fill_kind parse_fill_kind(std::string_view name);
 std::string_view to_string(fill_kind k);

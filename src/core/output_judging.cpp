@@ -121,7 +121,7 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
   }
   if (in.alt) explain_reference(r, agreement, references_disagree);
   if (in.observe_precision && o.pol.kind == policy_kind::bound && (r.v.st == state::failed || p.dt.rounds_inputs()))
-    if (auto seen = observe_precision(p, in.ft, bound_options{o.pol.false_alarm}, in.ins, in.refs, in.outs)) {
+    if (auto seen = observe_precision(p, in.ft, bound_options{o.pol.false_alarm, o.pol.random_data}, in.ins, in.refs, in.outs)) {
       r.observed_contract = seen->contract;
       r.observed_note = seen->note;
     }

@@ -34,7 +34,8 @@ std::string_view policy_name(policy_kind k) {
 std::string policy::to_string() const {
   // {} prints the shortest text that reads back to the same double.
   switch (kind) {
-    case policy_kind::bound: return fmt::format("bound:false_alarm={}", false_alarm);
+    case policy_kind::bound:
+      return fmt::format("bound:false_alarm={}{}", false_alarm, random_data ? "" : ",random_data=0");
     case policy_kind::relative_to_sim: return fmt::format("relative-to-sim:m={}", sim_factor);
     case policy_kind::exact: return "exact";
     case policy_kind::fixed: return fmt::format("fixed:rtol={},atol={}", rtol, atol);
@@ -64,7 +65,9 @@ policy parse_policy(std::string_view text) {
     };
     if (key == "false_alarm" && p.kind == policy_kind::bound && !(x > 0 && x < 1)) throw out_of_range("0 < false_alarm < 1");
     if (key == "m" && p.kind == policy_kind::relative_to_sim && !(x >= 1)) throw out_of_range("m >= 1");
+    if (key == "random_data" && p.kind == policy_kind::bound && x != 0 && x != 1) throw out_of_range("0 or 1");
     if (key == "false_alarm" && p.kind == policy_kind::bound) p.false_alarm = x;
+    else if (key == "random_data" && p.kind == policy_kind::bound) p.random_data = x == 1;
     else if (key == "m" && p.kind == policy_kind::relative_to_sim) p.sim_factor = x;
     else if (key == "rtol" && p.kind == policy_kind::fixed) p.rtol = x;
     else if (key == "atol" && p.kind == policy_kind::fixed) p.atol = x;

@@ -17,14 +17,15 @@ using json = nlohmann::json;
 
 // Policies travel field by field, not as text, so that no parameter is lost to formatting.
 json policy_json(const policy& p) {
-  return json{{"kind", static_cast<int>(p.kind)}, {"false_alarm", p.false_alarm}, {"sim_factor", p.sim_factor},
-              {"rtol", p.rtol},  {"atol", p.atol}, {"bias_z", p.bias_z}, {"bias_min_ulps", p.bias_min_ulps}};
+  return json{{"kind", static_cast<int>(p.kind)}, {"false_alarm", p.false_alarm}, {"random_data", p.random_data},
+              {"sim_factor", p.sim_factor}, {"rtol", p.rtol},  {"atol", p.atol}, {"bias_z", p.bias_z}, {"bias_min_ulps", p.bias_min_ulps}};
 }
 
 policy policy_from(const json& j) {
   policy p;
   p.kind = static_cast<policy_kind>(j.at("kind").get<int>());
   j.at("false_alarm").get_to(p.false_alarm);
+  j.at("random_data").get_to(p.random_data);
   j.at("sim_factor").get_to(p.sim_factor);
   j.at("rtol").get_to(p.rtol);
   j.at("atol").get_to(p.atol);

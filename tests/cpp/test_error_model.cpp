@@ -231,4 +231,116 @@ TEST(accumulation_soundness, deterministic_gamma_holds_for_same_sign_data) {
   std::printf("deterministic gamma, same-sign data: worst error/bound %.3g\n", worst);
 }
 
+// --- the random-sign bound (Higham & Mary 2020's setting) -----------------------------------
+
+// The f32 sums of the products t in four value-independent orders every kernel family uses.
+enum class order { sequential_fma, pairwise, eight_accumulators, split_k_reversed };
+
+float sum_in_order(const std::vector<float>& a, const std::vector<float>& b, order o) {
+  const std::size_t n = a.size();
+  switch (o) {
+    case order::sequential_fma: {
+      float acc = 0;
+      for (std::size_t i = 0; i < n; ++i) acc = std::fmaf(a[i], b[i], acc);
+      return acc;
+    }
+    case order::pairwise: {
+      std::vector<float> level(n);
+      for (std::size_t i = 0; i < n; ++i) level[i] = a[i] * b[i];
+      while (level.size() > 1) {
+        std::vector<float> next((level.size() + 1) / 2);
+        for (std::size_t i = 0; i < next.size(); ++i)
+          next[i] = 2 * i + 1 < level.size() ? level[2 * i] + level[2 * i + 1] : level[2 * i];
+        level.swap(next);
+      }
+      return level.empty() ? 0.0f : level[0];
+    }
+    case order::eight_accumulators: {
+      float acc[8] = {};
+      for (std::size_t i = 0; i < n; ++i) acc[i % 8] = std::fmaf(a[i], b[i], acc[i % 8]);
+      return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    }
+    case order::split_k_reversed: {
+      float parts[4] = {};
+      const std::size_t chunk = (n + 3) / 4;
+      for (std::size_t c = 0; c < 4; ++c)
+        for (std::size_t i = std::min(n, (c + 1) * chunk); i-- > c * chunk;) parts[c] += a[i] * b[i];
+      return (parts[3] + parts[2]) + (parts[1] + parts[0]);
+    }
+  }
+  return 0;
+}
+
+// max over `count` sums of n products, in order o, of |error| / the random-sign bound at
+// false-alarm rate p; `failures` counts the sums over it.
+template <class Draw>
+double worst_random_sign_ratio(int count, int n, order o, double p, Draw&& draw, int* failures = nullptr) {
+  opval::accumulation_gamma g;
+  g.gamma = inf;
+  opval::random_sign_constants(n, count, u32, p, 1, g);
+  std::mt19937_64 gen(2026 + n);
+  std::vector<float> a(n), b(n);
+  double worst = 0;
+  for (int c = 0; c < count; ++c) {
+    double exact = 0, abs_sum = 0, square_sum = 0;
+    for (int i = 0; i < n; ++i) {
+      a[i] = static_cast<float>(draw(gen)), b[i] = static_cast<float>(draw(gen));
+      const double t = static_cast<double>(a[i]) * b[i];
+      exact += t, abs_sum += std::fabs(t), square_sum += t * t;
+    }
+    const double ratio = std::fabs(sum_in_order(a, b, o) - exact) / g.sum_error(abs_sum, square_sum);
+    worst = std::max(worst, ratio);
+    if (failures && ratio > 1) ++*failures;
+  }
+  return worst;
+}
+
+TEST(random_sign_bound, holds_for_every_order_on_zero_mean_data_and_is_tight) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (int n : {256, 4096}) {
+    const int count = 4096 * 64 / n;
+    for (order o : {order::sequential_fma, order::pairwise, order::eight_accumulators, order::split_k_reversed}) {
+      const double worst_normal = worst_random_sign_ratio(count, n, o, 1e-6, [&](auto& g) { return normal(g); });
+      const double worst_uniform = worst_random_sign_ratio(count, n, o, 1e-6, [&](auto& g) { return uniform(g); });
+      EXPECT_LE(worst_normal, 1.0) << n << " order " << int(o);
+      EXPECT_LE(worst_uniform, 1.0) << n << " order " << int(o);
+      std::printf("random-sign bound, n=%d order %d: worst error/bound %.3g (normal), %.3g (uniform)\n", n,
+                  int(o), worst_normal, worst_uniform);
+    }
+    // Not vacuous: the sequential sum, the loosest order, uses over 1% of the bound (the classic
+    // gamma*sum|t| bound: 0.3% at n = 4096).
+    EXPECT_GT(worst_random_sign_ratio(count, n, order::sequential_fma, 1e-6, [&](auto& g) { return normal(g); }),
+              0.01)
+        << n;
+  }
+}
+
+TEST(random_sign_bound, its_false_alarm_rate_stays_within_the_stated_probability) {
+  // At a false-alarm rate of 1/2 the bound is as tight as the policy allows; far fewer than
+  // half the sums of a correct kernel may exceed it.
+  std::normal_distribution<double> normal;
+  int failures = 0;
+  const int count = 2000;
+  const double worst =
+      worst_random_sign_ratio(count, 1024, order::sequential_fma, 0.5, [&](auto& g) { return normal(g); }, &failures);
+  EXPECT_LE(failures, count / 2);
+  EXPECT_EQ(failures, 0) << "worst " << worst;
+}
+
+TEST(random_sign_bound, does_not_hold_for_data_with_a_mean_which_is_why_it_is_not_used_there) {
+  // Partial sums of drifting data grow like k, not sqrt(k): the random-sign assumption is
+  // what makes the bound sound, and a fill that breaks it must not use it.
+  std::normal_distribution<double> shifted(1.0, 0.1);
+  const double worst = worst_random_sign_ratio(32, 16384, order::sequential_fma, 1e-6, [&](auto& g) { return shifted(g); });
+  EXPECT_GT(worst, 1.0);
+  // The sharper bound is at most the classic one and far below it at large n.
+  opval::accumulation_gamma g;
+  g.gamma = 1e-3;
+  opval::random_sign_constants(4096, 1, u32, 1e-6, 1, g);
+  EXPECT_LE(g.sum_error(4096, 4096), g.gamma * 4096);
+  EXPECT_LT(g.sum_error(4096 * 0.8, 4096), g.gamma * 4096 * 0.8);
+  EXPECT_EQ(g.sum_error(10, 100), std::min(g.gamma * 10, g.root * 10 + g.linear * 10));
+}
+
 }  // namespace

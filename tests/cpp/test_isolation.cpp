@@ -101,6 +101,8 @@ TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   opval::run_options o;  // every field away from its default
   o.backend = "onednn";
   o.pol = opval::parse_policy("fixed:rtol=0.01,atol=0.001");
+  o.pol.false_alarm = 1e-3;
+  o.pol.random_data = false;
   o.seed = 77;
   o.worst_k = 9;
   o.perturb_check = false;
@@ -117,6 +119,8 @@ TEST(WorkerProtocol, EveryRunOptionReachesTheWorker) {
   const opval::run_options& g = req.opts;
   EXPECT_EQ(g.backend, o.backend);
   EXPECT_EQ(g.pol.to_string(), o.pol.to_string());
+  EXPECT_EQ(g.pol.false_alarm, o.pol.false_alarm);
+  EXPECT_EQ(g.pol.random_data, o.pol.random_data);
   EXPECT_EQ(g.seed, o.seed);
   EXPECT_EQ(g.worst_k, o.worst_k);
   EXPECT_EQ(g.perturb_check, o.perturb_check);

@@ -18,6 +18,7 @@ using opval::policy_name;
 void expect_same(const policy& a, const policy& b) {
   EXPECT_EQ(a.kind, b.kind);
   EXPECT_EQ(a.false_alarm, b.false_alarm);
+  EXPECT_EQ(a.random_data, b.random_data);
   EXPECT_EQ(a.sim_factor, b.sim_factor);
   EXPECT_EQ(a.rtol, b.rtol);
   EXPECT_EQ(a.atol, b.atol);
@@ -48,6 +49,11 @@ TEST(policy, parameters) {
   const policy b = parse_policy("bound:false_alarm=1e-9");
   EXPECT_EQ(b.kind, policy_kind::bound);
   EXPECT_EQ(b.false_alarm, 1e-9);
+  EXPECT_TRUE(b.random_data);
+  const policy ordered = parse_policy("bound:false_alarm=1e-9,random_data=0");
+  EXPECT_FALSE(ordered.random_data);
+  EXPECT_EQ(ordered.false_alarm, 1e-9);
+  EXPECT_TRUE(parse_policy("bound:random_data=1").random_data);
   const policy r = parse_policy("relative-to-sim:m=3");
   EXPECT_EQ(r.kind, policy_kind::relative_to_sim);
   EXPECT_EQ(r.sim_factor, 3.0);
@@ -68,7 +74,7 @@ TEST(policy, parameters) {
 }
 
 TEST(policy, to_string_round_trips) {
-  for (const char* text : {"bound", "bound:false_alarm=1e-9", "bound:false_alarm=1.2345678901234e-7",
+  for (const char* text : {"bound", "bound:false_alarm=1e-9", "bound:false_alarm=1.2345678901234e-7", "bound:random_data=0",
                            "relative-to-sim", "relative-to-sim:m=3", "relative-to-sim:m=1.0000001",
                            "exact", "fixed", "fixed:rtol=1e-3,atol=1e-5",
                            "fixed:rtol=0.333333333333,atol=7.77777777e-9", "fixed:atol=0"}) {
@@ -80,6 +86,8 @@ TEST(policy, to_string_round_trips) {
     EXPECT_EQ(parse_policy(printed).to_string(), printed);
   }
   EXPECT_EQ(parse_policy("exact").to_string(), "exact");
+  EXPECT_EQ(parse_policy("bound").to_string(), "bound:false_alarm=1e-06");
+  EXPECT_EQ(parse_policy("bound:random_data=0").to_string(), "bound:false_alarm=1e-06,random_data=0");
   EXPECT_EQ(parse_policy("relative-to-sim:m=3").to_string(), "relative-to-sim:m=3");
 }
 
@@ -90,7 +98,8 @@ TEST(policy, errors) {
                           "fixed:rtol=1e-3x", "fixed:rtol=-1", "bound:false_alarm=0",
                           "bound:false_alarm=1", "bound:false_alarm=1.5", "relative-to-sim:m=0.5",
                           "relative-to-sim:m=0", "fixed:rtol", "fixed:rtol=1e-3,,atol=1",
-                          "fixed:rtol=1e-3,atol"}) {
+                          "fixed:rtol=1e-3,atol", "bound:random_data=2", "bound:random_data=0.5",
+                          "relative-to-sim:random_data=0"}) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(parse_policy(bad), opval::error);
   }

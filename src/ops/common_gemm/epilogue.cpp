@@ -1,6 +1,9 @@
 #include "ops/common_gemm/epilogue.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "ops/common_eltwise/activations.hpp"
 #include "opval/error.hpp"
@@ -169,20 +172,36 @@ double extra_steps(const epilogue_spec& e) {
   return n;
 }
 
-double epilogue_error(const epilogue_spec& e, const error_constants& k, double abs_dot, double s,
-                      const epilogue_inputs& v) {
+namespace {
+
+// The error of z before the activation under float accumulation: the K products and the
+// epilogue steps as one sum (any order), or for random-sign fills the products' own sum,
+// then the steps after it, whichever bound is smaller (both hold).
+double float_accumulation_error(const error_constants& k, const dot_sums& d, double f, double side) {
+  const double underflow = (std::abs(f) * (k.k_terms + 1.0) + 3.0) * k.eta;
+  const double as_one_sum = ((1.0 + k.gamma) * (1.0 + k.rho_prod) - 1.0) * std::abs(f) * d.abs;
+  if (!k.products) return as_one_sum + k.gamma * side + underflow;
+  // Products rounded to `math` scale every |t| by at most 1 + rho and keep their signs.
+  const double products = (1.0 + k.rho_prod) * k.products->sum_error(d.abs, d.square) + k.rho_prod * d.abs;
+  const double steps = k.gamma_steps * std::abs(f) * (std::abs(d.s) + products);
+  return std::min(as_one_sum, std::abs(f) * products + steps) + k.gamma * side + underflow;
+}
+
+}  // namespace
+
+double epilogue_error(const epilogue_spec& e, const error_constants& k, const dot_sums& d, const epilogue_inputs& v) {
   const bool act_exact = e.act == activation::none || e.act == activation::relu;
   if (k.exact && act_exact) return 0.0;
   const double f = dequant_factor(e, v.scale_b);
   const double side = std::abs(e.beta * v.c) + std::abs(v.bias);
+  const double s = d.s;
   double ez;
   if (k.exact) {
     ez = 0.0;
   } else if (e.integer_acc) {
     ez = k.gamma_epi * (std::abs(f * s) + side) + 3.0 * k.eta;
   } else {
-    ez = ((1.0 + k.gamma) * (1.0 + k.rho_prod) - 1.0) * std::abs(f) * abs_dot + k.gamma * side +
-         (std::abs(f) * (k.k_terms + 1.0) + 3.0) * k.eta;
+    ez = float_accumulation_error(k, d, f, side);
   }
   const double z = pre_activation(e, s, v);
   const double act_z = apply_activation(e.act, z);
@@ -210,6 +229,11 @@ std::string epilogue_formula(const epilogue_spec& e, const error_constants& k,
                             ")*(|scale*s| + |beta C| + |bias|)"
                       : "((1+g)(1+rho)-1)*|alpha*scales|*sum|a||b| + g*(|beta C| + |bias|) + (K+1)*eta, g=" +
                             gamma_formula + ", rho=" + std::to_string(k.rho_prod);
+  if (k.products && !e.integer_acc && !k.exact)
+    f += "; random signs: the products' part at most |alpha*scales|*((1+rho)*min(g*sum|a||b|, " +
+         fmt::format("{:.3g}*sqrt(sum a^2 b^2) + {:.3g}*sum|a||b|) + rho*sum|a||b|), then gamma_det(steps)={:.3g} "
+                     "on |alpha*scales*s|",
+                     k.products->root, k.products->linear, k.gamma_steps);
   if (e.act != activation::none)
     f += "; then " + std::string(activation_names[static_cast<int>(e.act)]) +
          ": L*E + eval error (ulps from the contract)";

@@ -11,8 +11,11 @@
 //   dst = saturate(round(y / scale_dst + zp_dst))       (integer dst)
 // `ch` is the output channel: N for matmul, the output channel for conv2d.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/error_model.hpp"
 
 #include "opval/attr.hpp"
 #include "opval/contract.hpp"
@@ -89,16 +92,23 @@ struct error_constants {
   double gamma_epi = 0;  ///< deterministic gamma of the float steps after integer accumulation
   bool exact = false;    ///< the fill makes every step exact
   function_accuracy ulps;
+  /// Random-sign fills: the K products' own accumulation (no epilogue steps), and
+  /// gamma_det of the epilogue steps after it.
+  std::optional<accumulation_gamma> products;
+  double gamma_steps = 0;
+};
+
+/// The exact sums over the K products of one output: s = sum a b, sum |a||b|, sum a^2 b^2.
+struct dot_sums {
+  double s = 0, abs = 0, square = 0;
 };
 
 /// Accumulation steps a kernel may take beyond the K products: alpha and scale products,
 /// beta*C, C add, bias add (all folded into gamma_{K+extra}).
 double extra_steps(const epilogue_spec& e);
 
-/// The error bound of one element before the final rounding to dst. `abs_dot` is
-/// sum_k |a||b| (float contracts) and `s` the exact dot product.
-double epilogue_error(const epilogue_spec& e, const error_constants& k, double abs_dot, double s,
-                      const epilogue_inputs& v);
+/// The error bound of one element before the final rounding to dst, from its exact sums.
+double epilogue_error(const epilogue_spec& e, const error_constants& k, const dot_sums& d, const epilogue_inputs& v);
 
 /// A one-line description of the bound's formula for the verdict.
 std::string epilogue_formula(const epilogue_spec& e, const error_constants& k,

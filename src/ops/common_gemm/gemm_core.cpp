@@ -212,12 +212,15 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
   f.same_sign = kind == fill_kind::positive && e.alpha * e.scale_a * e.scale_b >= 0 && e.beta >= 0 &&
                 e.zp_a == 0 && e.zp_b == 0;
   f.has_specials = kind == fill_kind::special;
+  f.random_signs = !e.integer_acc && e.zp_a == 0 && e.zp_b == 0 && !f.exact;
 
   // A and B first: the magnitude of their product sets that of C, bias and residual.
   double rms_a = 1, rms_b = 1;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     if (roles[i] != operand_role::a && roles[i] != operand_role::b) continue;
-    fill_tensor(in[i], input_params(kind, in[i].type(), range, p.dt, k), seed, i);
+    const fill_params fp = input_params(kind, in[i].type(), range, p.dt, k);
+    f.random_signs = f.random_signs && symmetric_signs(fp);
+    fill_tensor(in[i], fp, seed, i);
     const double zp = double(roles[i] == operand_role::a ? e.zp_a : e.zp_b);
     const double v = rms(centered(in[i].to_vector(), static_cast<std::int64_t>(zp)));
     (roles[i] == operand_role::a ? rms_a : rms_b) = v > 0 ? v : 1.0;
@@ -315,6 +318,16 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
   }
   m.g = accumulation_constant(k + extra_steps(e), outputs, c, f, o);
   m.k.gamma = m.g.gamma;
+  if (m.g.random_signs) {
+    // The random-sign bound covers the K products' sum, each product also scaled by alpha and
+    // the scales where a kernel folds them in first; the epilogue steps after the sum are
+    // bounded deterministically (epilogue_error).
+    accumulation_gamma products = m.g;
+    random_sign_constants(k, outputs, unit_roundoff(c.acc, c.acc_round), o.false_alarm, 1 + extra_steps(e),
+                          products);
+    m.k.products = products;
+    m.k.gamma_steps = gamma_deterministic(extra_steps(e), m.k.u_epi);
+  }
   const double rho_a = input_rounding_error(c, c.src), rho_b = input_rounding_error(c, c.wei);
   m.k.rho_prod = (1 + rho_a) * (1 + rho_b) - 1;
   return m;
@@ -415,11 +428,13 @@ bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k) {
   return e.integer_acc && k * max_centered(c.src, e.zp_a) * max_centered(c.wei, e.zp_b) > 2147483647.0;
 }
 
-std::vector<double> dot_operand(const tensor& t, std::int64_t zp, bool absolute) {
-  std::vector<double> v = centered(t.to_vector(), zp);
-  if (absolute)
-    for (double& x : v) x = std::abs(x);
-  return v;
+std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v) {
+  std::vector<double> x = centered(t.to_vector(), zp);
+  if (v == dot_values::magnitudes)
+    for (double& e : x) e = std::abs(e);
+  if (v == dot_values::squares)
+    for (double& e : x) e *= e;
+  return x;
 }
 
 op_counts gemm_counts(const op_spec& s, const problem& p, double flops) {
@@ -466,14 +481,15 @@ void epilogue_simulate_all(const contract& c, const epilogue_spec& e, const epil
 
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,
-                       const std::function<std::vector<double>(bool absolute)>& exact_dots) {
+                       const std::function<std::vector<double>(dot_values)>& exact_dots) {
   const gemm_error_model model = make_error_model(p, e, k, double(element_count(shape)), f, o);
-  const std::vector<double> dots = exact_dots(false);
-  const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(true);
+  const std::vector<double> dots = exact_dots(dot_values::signed_values);
+  const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(dot_values::magnitudes);
+  const std::vector<double> square_dots = model.g.random_signs ? exact_dots(dot_values::squares) : dots;
   std::vector<double> b(dots.size());
 #pragma omp parallel for schedule(static) if (b.size() > 4096)
   for (std::int64_t i = 0; i < std::int64_t(b.size()); ++i) {
-    const double v = epilogue_error(e, model.k, abs_dots[i], dots[i], rd.at(i));
+    const double v = epilogue_error(e, model.k, {dots[i], abs_dots[i], square_dots[i]}, rd.at(i));
     b[i] = std::isfinite(v) ? v : std::numeric_limits<double>::infinity();
   }
   error_bound eb;

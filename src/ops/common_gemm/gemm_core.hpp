@@ -46,9 +46,13 @@ std::vector<operand_role> roles_of(const epilogue_spec& e, std::size_t n_inputs)
 /// accumulator (false for float contracts).
 bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k);
 
-/// The values of a GEMM operand as the exact dot products use them: zero point removed, and
-/// magnitudes when `absolute` (for the sum of |a||b| of the error model).
-std::vector<double> dot_operand(const tensor& t, std::int64_t zp, bool absolute);
+/// Which sums of the K products the fp64 passes compute: the dot product itself, or for the
+/// error model sum|a||b| (magnitudes) and sum a^2 b^2 (squares, the random-sign bound's).
+enum class dot_values : std::uint8_t { signed_values, magnitudes, squares };
+
+/// The values of a GEMM operand as the exact dot products use them: zero point removed, then
+/// as `v` asks (magnitudes or squares for the error model's sums).
+std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v);
 
 /// op_counts of problem p of op s: `flops`, and the bytes of every operand.
 op_counts gemm_counts(const op_spec& s, const problem& p, double flops);
@@ -106,8 +110,9 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
                                   double outputs, const fill_traits& f, const bound_options& o);
 
 /// The compute bound of a GEMM-like op with output shape `shape` and K terms per dot
-/// product, from the exact dot products of the stored values (`exact_dots(false)`) and of
-/// their magnitudes (`exact_dots(true)`, not needed for integer accumulation).
+/// product, from the exact dot products of the stored values (`exact_dots(signed_values)`),
+/// of their magnitudes and, for random-sign fills, of their squares (neither needed for
+/// integer accumulation).
 ///
 /// Derivation (docs/NUMERICS.md, "matmul and conv2d"), per output element, for
 /// s = sum_k (a_k - zp_a)(b_k - zp_b) exact, f = alpha*scale_a*scale_b[ch], u_epi and eta the
@@ -120,6 +125,9 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
 ///    constant with lambda from a union bound over the case's outputs at the policy's
 ///    false-alarm rate (gamma_det for same-sign fills and rz accumulation); rho =
 ///    (1+r_a)(1+r_b) - 1 for inputs the kernel rounds to `math` (tf32, f32@bf16), else 0.
+///    For random-sign fills (fill_traits::random_signs) the K products' part g |f| sum|a||b|
+///    is also at most |f| (root sqrt(sum a^2 b^2) + linear sum|a||b|) (random_sign_constants),
+///    the epilogue steps after it then bounded apart: gamma_det(extra) |f| (|s| + that).
 ///  - integer accumulation (u8/i8 x i8 -> i32) is exact (validate rejects K that can
 ///    overflow i32); only the float steps round: gamma_det(steps) (|f s| + |beta C| + |bias|)
 ///    + 3 eta, steps = 4 (conversion, scales, multiply) + 2 (beta) + 1 (bias).
@@ -132,7 +140,7 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
 /// meaningful (the runner judges relative-to-sim).
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,
-                       const std::function<std::vector<double>(bool absolute)>& exact_dots);
+                       const std::function<std::vector<double>(dot_values)>& exact_dots);
 
 /// Effective batch/tile helpers: stored values with zero points removed (integer contracts).
 std::vector<double> centered(std::vector<double> values, std::int64_t zp);

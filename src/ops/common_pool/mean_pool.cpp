@@ -110,7 +110,7 @@ std::vector<error_bound> mean_pool_spec::mean_bound(const problem& p, const fill
   const double* y = ref[0].data_as<double>();
   for (std::size_t k = 0; k < abs_means.size(); ++k)
     // NaN/Inf results are compared by class, not by bound.
-    out[k] = std::isfinite(abs_means[k]) ? reduce::mean_error(abs_means[k], 1.0, y[k], ag.gamma, g2) : 0.0;
+    out[k] = std::isfinite(abs_means[k]) ? reduce::mean_error(ag.gamma * abs_means[k], abs_means[k], 1.0, y[k], g2) : 0.0;
   b.formula = fmt::format("gamma*(sum|x|/d)*(1+g2) + g2*(sum|x|/d+|y|), d the divisor, gamma={} ({}), g2={:.3g}",
                           ag.gamma, ag.formula, g2);
   return {b};

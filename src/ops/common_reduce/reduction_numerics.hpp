@@ -14,12 +14,13 @@ inline double max_of(double a, double b) {
   return a > b ? a : b;
 }
 
-/// The error of a mean S/d computed in acc, before the rounding to dst: the sum's
-/// gamma*sum|x| over d, the division (S/d, S*fl(1/d) or terms scaled by fl(1/d) before the
-/// sum: g2 = gamma_det(2, u_acc)) and its result y. abs_sum = sum |x| of the summed terms.
-inline double mean_error(double abs_sum, double divisor, double y, double gamma, double g2) {
+/// The error of a mean S/d computed in acc, before the rounding to dst: the sum's error
+/// bound sum_error (accumulation_gamma::sum_error of its terms) over d, the division (S/d,
+/// S*fl(1/d) or terms scaled by fl(1/d) before the sum, whose sum error then scales with them:
+/// g2 = gamma_det(2, u_acc)) and its result y. abs_sum = sum |x| of the summed terms.
+inline double mean_error(double sum_error, double abs_sum, double divisor, double y, double g2) {
   const double m = abs_sum / divisor;
-  return gamma * m * (1 + g2) + g2 * (m + std::fabs(y));
+  return sum_error / divisor * (1 + g2) + g2 * (m + std::fabs(y));
 }
 
 }  // namespace opval::ops::reduce

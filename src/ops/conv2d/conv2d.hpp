@@ -46,9 +46,10 @@ std::vector<double> im2col(const conv_shape& s, const std::vector<double>& src, 
 /// Descriptor lines of the suite `tag` (smoke, regression).
 std::vector<std::string> conv2d_suite(std::string_view tag);
 
-/// Exact (or absolute-value) dot products of every output element, NCHW order.
+/// Exact dot products of every output element, NCHW order, or the sums of their products'
+/// magnitudes or squares (`v`).
 std::vector<double> exact_dots(const conv_shape& s, const common_gemm::epilogue_spec& e, const tensor& src,
-                               const tensor& wei, bool absolute);
+                               const tensor& wei, common_gemm::dot_values v);
 
 /// The epilogue operands of output element `linear` (NCHW order): channel (linear / oh*ow) % oc.
 common_gemm::epilogue_reader reader_of(const conv_shape& s, const common_gemm::epilogue_spec& e,

@@ -56,8 +56,8 @@ void for_each_gemm(const conv_shape& s, Fn&& fn) {
 }  // namespace
 
 std::vector<double> exact_dots(const conv_shape& s, const epilogue_spec& e, const tensor& src,
-                               const tensor& wei, bool absolute) {
-  const auto x = dot_operand(src, e.zp_a, absolute), w = dot_operand(wei, e.zp_b, absolute);
+                               const tensor& wei, dot_values v) {
+  const auto x = dot_operand(src, e.zp_a, v), w = dot_operand(wei, e.zp_b, v);
   std::vector<double> out(s.mb * s.oc * s.oh * s.ow);
   for_each_gemm(s, [&](std::int64_t n, std::int64_t gi, std::int64_t wo, std::int64_t oo) {
     const std::vector<double> col = im2col(s, x, n, gi, 0.0);
@@ -73,7 +73,7 @@ epilogue_reader reader_of(const conv_shape& s, const epilogue_spec& e, std::span
 void conv2d_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
   const conv_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, false);
-  std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
+  std::vector<double> y = exact_dots(s, e, in[0], in[1], dot_values::signed_values);
   epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
   out[0].assign(y);
 }

@@ -30,7 +30,7 @@ std::vector<error_bound> matmul_spec::bound(const problem& p, const fill_traits&
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
   return {gemm_bound(p, e, double(s.k), with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
-                     [&](bool absolute) { return exact_dots(s, e, in[0], in[1], absolute); })};
+                     [&](dot_values v) { return exact_dots(s, e, in[0], in[1], v); })};
 }
 
 }  // namespace opval::ops::matmul

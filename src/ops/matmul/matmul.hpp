@@ -53,9 +53,10 @@ dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols);
 common_gemm::epilogue_reader reader_of(const matmul_shape& s, const common_gemm::epilogue_spec& e,
                                        std::span<const tensor> in);
 
-/// The exact dot products s (zero points removed) of every output, in fp64.
+/// The exact dot products s (zero points removed) of every output, in fp64, or the sums of
+/// their products' magnitudes or squares (`v`).
 std::vector<double> exact_dots(const matmul_shape& s, const common_gemm::epilogue_spec& e, const tensor& ta,
-                               const tensor& tb, bool absolute);
+                               const tensor& tb, common_gemm::dot_values v);
 
 /// The matmul op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
 /// registration; reference.cpp: the fp64 reference and the contract-exact simulation;

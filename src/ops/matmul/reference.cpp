@@ -55,8 +55,8 @@ epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::sp
 }
 
 std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
-                               const tensor& tb, bool absolute) {
-  const auto a = dot_operand(ta, e.zp_a, absolute), b = dot_operand(tb, e.zp_b, absolute);
+                               const tensor& tb, dot_values v) {
+  const auto a = dot_operand(ta, e.zp_a, v), b = dot_operand(tb, e.zp_b, v);
   std::vector<double> out(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
@@ -67,7 +67,7 @@ std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, co
 void matmul_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
-  std::vector<double> y = exact_dots(s, e, in[0], in[1], false);
+  std::vector<double> y = exact_dots(s, e, in[0], in[1], dot_values::signed_values);
   epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
   out[0].assign(y);
 }

@@ -1,5 +1,5 @@
 // reduce: the error model. sum: gamma(n) sum|x| for any summation order (forward, reversed,
-// pairwise, split); mean: that over n plus the division (S/n, S*fl(1/n) or pre-scaled
+// pairwise, split), for random-sign fills also the sharper root*sqrt(sum x^2) + linear*sum|x|; mean: that over n plus the division (S/n, S*fl(1/n) or pre-scaled
 // terms); max: exact; i32 sums: exact while sum|x| < 2^31 (else no meaningful bound).
 #include <algorithm>
 #include <cmath>
@@ -31,12 +31,18 @@ std::vector<error_bound> reduce_spec::bound(const problem& p, const fill_traits&
     return {b};
   }
   const std::vector<double> x = grouped_values(in[0], g);
-  std::vector<double> abs_sums(static_cast<std::size_t>(g.outer));
+  // Per output, sum|x| and (for the random-sign bound) sum x^2.
+  std::vector<double> abs_sums(static_cast<std::size_t>(g.outer)), square_sums(abs_sums.size());
 #pragma omp parallel for schedule(static) if (g.outer * g.n >= parallel_threshold)
   for (std::int64_t k = 0; k < g.outer; ++k) {
-    double s = 0;
-    for (std::int64_t i = 0; i < g.n; ++i) s += std::fabs(x[static_cast<std::size_t>(k * g.n + i)]);
+    double s = 0, q = 0;
+    for (std::int64_t i = 0; i < g.n; ++i) {
+      const double v = x[static_cast<std::size_t>(k * g.n + i)];
+      s += std::fabs(v);
+      q += v * v;
+    }
     abs_sums[static_cast<std::size_t>(k)] = s;
+    square_sums[static_cast<std::size_t>(k)] = q;
   }
   if (!is_float(p.dt.src)) {
     const double worst = abs_sums.empty() ? 0 : *std::max_element(abs_sums.begin(), abs_sums.end());
@@ -62,11 +68,16 @@ std::vector<error_bound> reduce_spec::bound(const problem& p, const fill_traits&
   for (std::int64_t k = 0; k < g.outer; ++k) {
     const double s = abs_sums[static_cast<std::size_t>(k)];
     if (!std::isfinite(s)) continue;  // NaN/Inf results are compared by class, not by bound
-    out[k] = kind == reduce_kind::sum ? ag.gamma * s : mean_error(s, dn, y[k], ag.gamma, g2);
+    const double sum_error = ag.sum_error(s, square_sums[static_cast<std::size_t>(k)]);
+    out[k] = kind == reduce_kind::sum ? sum_error : mean_error(sum_error, s, dn, y[k], g2);
   }
+  const std::string sum_bound =
+      ag.random_signs ? fmt::format("min(gamma*sum|x|, {:.3g}*sqrt(sum x^2) + {:.3g}*sum|x|) (random signs)", ag.root,
+                                    ag.linear)
+                      : "gamma*sum|x|";
   b.formula = kind == reduce_kind::sum
-      ? fmt::format("gamma*sum|x|, gamma={} ({})", ag.gamma, ag.formula)
-      : fmt::format("gamma*mean|x|*(1+g2) + g2*(mean|x|+|y|), gamma={} ({}), g2={:.3g}", ag.gamma, ag.formula, g2);
+      ? fmt::format("{}, gamma={} ({})", sum_bound, ag.gamma, ag.formula)
+      : fmt::format("{}/n*(1+g2) + g2*(mean|x|+|y|), gamma={} ({}), g2={:.3g}", sum_bound, ag.gamma, ag.formula, g2);
   return {b};
 }
 

@@ -158,6 +158,7 @@ fill_traits reduce_spec::fill(const problem& p, std::uint64_t seed, std::span<te
   f.same_sign = fp.kind == fill_kind::positive;
   f.has_specials = fp.kind == fill_kind::special;
   f.exact = integer;
+  f.random_signs = !integer && symmetric_signs(fp);
   return f;
 }
 

@@ -204,10 +204,12 @@ class function_backend final : public backend {
   support_fn s_;
 };
 
-/// run_case with default options (bound policy, seed 1, perturbation check on).
-inline case_result run_with(const std::string& line, backend& b, std::uint64_t seed = 1) {
+/// run_case with default options (bound policy, seed 1, perturbation check on), or the
+/// policy given.
+inline case_result run_with(const std::string& line, backend& b, std::uint64_t seed = 1, const policy& pol = {}) {
   run_options o;
   o.seed = seed;
+  o.pol = pol;
   return run_case(parse_problem(line), b, o);
 }
 

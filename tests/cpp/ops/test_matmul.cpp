@@ -189,6 +189,9 @@ TEST(matmul, bound_is_tight_for_f32) {
   direct_case c = filled_case("matmul m=64 n=64 k=256 dt=f32:f32:f32");
   const double ratio = c.sim_error_over_bound();
   EXPECT_GT(ratio, 0.01);  // not vacuous: errors reach at least 1% of the bound
+  // The random-sign bound keeps a long sum's bound nearer its errors (docs/NUMERICS.md): 0.017
+  // of it at K = 4096, where the classic gamma*sum|a||b| left 0.0027.
+  EXPECT_GT(filled_case("matmul m=8 n=8 k=4096 dt=f32:f32:f32").sim_error_over_bound(), 0.01);
 }
 
 TEST(matmul, suites_parse_and_validate) {
@@ -267,6 +270,21 @@ TEST(matmul_planted, f16_accumulation_instead_of_f32_fails) {
   });
   const auto r = run_with("matmul m=32 n=32 k=512 dt=f16:f32:f16", b);
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+}
+
+TEST(matmul_planted, tf32_inputs_under_an_f32_contract_fail_at_every_seed) {
+  // A kernel rounding its inputs to tf32 (cuBLAS's TF32 mode) while it claims f32: at K = 4096
+  // its errors stay under the classic bound (about 0.3 of it); the random-sign bound sees them.
+  function_backend b("tf32", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    simulate_as(p, in, out, parse_contract_types("f32@tf32:f32:f32"));
+  });
+  const char* line = "matmul m=8 n=8 k=4096 dt=f32:f32:f32";
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    EXPECT_EQ(run_with(line, b, seed).v.st, state::failed) << "seed " << seed;
+    const case_result classic = run_with(line, b, seed, parse_policy("bound:random_data=0"));
+    EXPECT_EQ(classic.v.st, state::passed) << "seed " << seed << ": the classic bound let it through: "
+                                           << classic.v.reason;
+  }
 }
 
 TEST(matmul_planted, truncated_output_fails_the_bias_test) {
