@@ -72,7 +72,7 @@ def run(tmp_path_factory):
     d = tmp_path_factory.mktemp("tightness")
     (d / "problems.txt").write_text(PROBLEMS)
     done = tightness(opval_cli(), "--problems", d / "problems.txt", "--backend", "sim,no_such_backend",
-                     "--seeds", "1", "--markdown", d / "table.md", "--keep", d / "journals")
+                     "--seeds", "1", "--markdown", d / "table.md", "--keep", d / "journals", "--variants", "none")
     return d, done
 
 
