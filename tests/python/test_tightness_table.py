@@ -20,10 +20,10 @@ SCRIPT = ROOT / "bench" / "tightness.py"
 
 PROBLEMS = """\
 #> matmul: n = k
-matmul m=8 n=8 k=64 dt=f32:f32:f32
-matmul m=8 n=8 k=1024 dt=f32:f32:f32
-matmul m=8 n=8 k=64 dt=bf16:f32:bf16
-matmul m=8 n=8 k=1024 dt=bf16:f32:bf16
+matmul m=16 n=16 k=64 dt=f32:f32:f32
+matmul m=16 n=16 k=1024 dt=f32:f32:f32
+matmul m=16 n=16 k=64 dt=bf16:f32:bf16
+matmul m=16 n=16 k=1024 dt=bf16:f32:bf16
 
 #> reduce sum: n = shape[1]
 reduce shape=4x64 axes=1 dt=f32:f32:f32
@@ -99,7 +99,7 @@ def test_the_table_is_the_journals_worst_case(run):
     d, _ = run
     records = [json.loads(line) for line in (d / "journals" / "seed-1.jsonl").read_text().splitlines()]
     worst = max(o["metrics"]["max_error_over_bound"] for r in records
-                if r["descriptor"].startswith("matmul m=8 n=8 k=1024 dt=f32") for o in r["outputs"])
+                if r["descriptor"].startswith("matmul m=16 n=16 k=1024 dt=f32") for o in r["outputs"])
     rows = markdown_rows((d / "table.md").read_text())
     assert ratio(rows[("matmul", "f32:f32:f32", "sim")][1]) == pytest.approx(worst, rel=0.05)
 
@@ -114,7 +114,7 @@ def failed_journal(d, tmp_path, known):
     """The run's journal with one matmul case turned into a failure."""
     records = [json.loads(line) for line in (d / "journals" / "seed-1.jsonl").read_text().splitlines()]
     for r in records:
-        if r["descriptor"].startswith("matmul m=8 n=8 k=64 dt=f32"):
+        if r["descriptor"].startswith("matmul m=16 n=16 k=64 dt=f32"):
             r["state"], r["reason"] = "FAILED", "planted: 3 of 64 elements beyond the bound"
             r["outputs"][0]["metrics"]["max_error_over_bound"] = 2.5
             if known:
@@ -128,7 +128,7 @@ def test_a_failed_case_is_reported_and_fails_the_run(run, tmp_path):
     d, _ = run
     done = failed_journal(d, tmp_path, known=False)
     assert done.returncode == 1, done.stderr
-    assert "FAILED (not a known failure): opval repro 'matmul m=8 n=8 k=64" in done.stderr
+    assert "FAILED (not a known failure): opval repro 'matmul m=16 n=16 k=64" in done.stderr
     assert markdown_rows((tmp_path / "table.md").read_text())[("matmul", "f32:f32:f32", "sim")][0].startswith("FAIL 2.5")
 
 
@@ -138,6 +138,23 @@ def test_a_known_failure_is_shown_but_does_not_fail_the_run(run, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "known failure, 1 cases: sim matmul dt=f32:f32:f32: a planted library disagreement" in done.stderr
     assert markdown_rows((tmp_path / "table.md").read_text())[("matmul", "f32:f32:f32", "sim")][0].startswith("known FAIL")
+
+
+TEST_MATMUL = ROOT / "build" / "tests" / "cpp" / "test_matmul"
+
+
+@pytest.mark.skipif(not TEST_MATMUL.exists(), reason="build/tests/cpp/test_matmul is not built")
+def test_the_tests_variants_are_rows_of_their_problems(run, tmp_path):
+    d, _ = run
+    done = tightness(opval_cli(), "--problems", d / "problems.txt", "--backend", "sim", "--seeds", "1",
+                     "--variants", TEST_MATMUL, "--markdown", tmp_path / "table.md")
+    assert done.returncode == 0, done.stderr
+    rows = markdown_rows((tmp_path / "table.md").read_text())
+    for name in ("reversed", "split-K", "pairwise"):
+        cells = rows[("matmul", "f32:f32:f32", f"variant:{name}")]
+        assert len(cells) == 2 and all(0 < ratio(c) <= 1 for c in cells), (name, cells)
+    # Only f32 variants exist: no variant row for the bf16 contract, nor for reduce (not asked).
+    assert not [k for k in rows if k[2].startswith("variant:") and (k[1] != "f32:f32:f32" or k[0] != "matmul")]
 
 
 def test_write_doc_replaces_only_the_generated_block(run, tmp_path):
