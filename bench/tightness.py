@@ -29,13 +29,12 @@ test_reduce of the build that holds the opval binary (--variants).
 
 A backend this opval lacks, or one that ran no case, is reported and left out. A failed case is
 reported by name (a correct implementation must not fail): listed in the known-failures file
-(a documented library disagreement) it shows in the table as `FAIL` and the run still succeeds;
-any other failure makes the script exit 1, after the table.
+(a documented library disagreement) it shows in the table as `known FAIL` and the run still
+succeeds; any other failure shows as `FAIL` and makes the script exit 1, after the table.
 """
 import argparse
 import concurrent.futures
 import json
-import math
 import os
 import re
 import statistics
@@ -90,9 +89,12 @@ def evaluate_length(expr, attrs, where):
             raise usage_error(f"{where}: the length '{expr}' needs attribute '{term.strip()}', "
                               f"which the descriptor does not give")
         value = attrs[m.group(1)]
-        if m.group(2) is not None:
-            value = value.split("x")[int(m.group(2))]
-        n *= int(value)
+        try:
+            if m.group(2) is not None:
+                value = value.split("x")[int(m.group(2))]
+            n *= int(value)
+        except (IndexError, ValueError):
+            raise usage_error(f"{where}: the length '{expr}': '{term.strip()}' is not an integer here ({value})")
     return n
 
 
@@ -108,6 +110,8 @@ def read_sections(path):
             current = section(label.strip(), expr.strip())
             sections.append(current)
         elif stripped and not stripped.startswith("#"):
+            if stripped.split()[0] == "include":
+                raise usage_error(f"{path}:{number}: 'include' is not taken here: each line needs its section")
             if current is None:
                 raise usage_error(f"{path}:{number}: a descriptor before the first '#> LABEL: n = EXPR' line")
             current.lengths[number] = evaluate_length(current.length, attributes(stripped), f"{path}:{number}")
