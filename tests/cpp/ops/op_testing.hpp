@@ -213,6 +213,34 @@ inline case_result run_with(const std::string& line, backend& b, std::uint64_t s
   return run_case(parse_problem(line), b, o);
 }
 
+/// The tightness of a bound for a legitimate variant kernel (bench/tightness.py takes its
+/// lines): `b` runs `line_for(n)` for each reduction length n at seeds 1..S; every case must pass
+/// with each output's worst |error| / bound in (0, 1]. By default S = 1 and n runs `lengths`;
+/// with OPVAL_TIGHTNESS_SEEDS=S set, n runs 64 ... 16384 and each case prints a line
+/// `tightness-variant<TAB>LINE<TAB>CONTRACT<TAB>VARIANT<TAB>SEED<TAB>MAX<TAB>MEDIAN` (LINE as
+/// written in bench/tightness/problems.txt, where the script finds its table and length).
+inline void expect_tight_within_bound(const std::string& variant, backend& b,
+                                      const std::function<std::string(std::int64_t)>& line_for,
+                                      std::vector<std::int64_t> lengths = {64, 4096}) {
+  const char* seeds_env = std::getenv("OPVAL_TIGHTNESS_SEEDS");
+  const std::uint64_t seeds = seeds_env ? std::strtoull(seeds_env, nullptr, 10) : 1;
+  if (seeds_env) lengths = {64, 256, 1024, 4096, 16384};
+  for (const std::int64_t n : lengths)
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+      const std::string line = line_for(n);
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, state::passed) << variant << ": " << line << " seed " << seed << ": " << r.v.reason;
+      for (const auto& o : r.v.outputs) {
+        EXPECT_GT(o.m.max_error_over_bound, 0) << variant << ": " << line << " seed " << seed;
+        EXPECT_LE(o.m.max_error_over_bound, 1) << variant << ": " << line << " seed " << seed;
+        if (seeds_env)
+          std::printf("tightness-variant\t%s\t%s\t%s\t%llu\t%.6g\t%.6g\n", line.c_str(), r.contract.c_str(),
+                      variant.c_str(), static_cast<unsigned long long>(seed), o.m.max_error_over_bound,
+                      o.m.median_error_over_bound);
+      }
+    }
+}
+
 /// Runs `k` as a backend on each line: every case must fail, with `why` in the reason.
 inline void expect_fails(const std::string& name, const kernel_fn& k, const std::vector<std::string>& lines,
                          const std::string& why = "beyond the bound") {

@@ -209,6 +209,20 @@ TEST(reduce, other_summation_orders_pass) {
   }
 }
 
+// How much of the f32 bound the other summation orders use, up to n = 16384 (the table of
+// docs/NUMERICS.md, "Over seeds 1..8 and reduction lengths up to 16384", takes these lines).
+TEST(reduce, tightness_of_other_summation_orders) {
+  for (const auto& named : {std::pair{sum_order::reversed, "reversed"}, std::pair{sum_order::pairwise, "pairwise"}}) {
+    const sum_order order = named.first;  // not a structured binding: lambdas capture it (clang 14)
+    function_backend b("order", [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+      ops::reduce::reduce_simulate(p, in, out, order);
+    });
+    ot::expect_tight_within_bound(std::string("variant:") + named.second, b, [](std::int64_t n) {
+      return "reduce shape=8x" + std::to_string(n) + " axes=1 kind=sum dt=f32:f32:f32";
+    });
+  }
+}
+
 TEST(reduce, f16_accumulation_fails_an_f32_contract) {
   function_backend b("f16_accumulation", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     problem q = p;
