@@ -168,9 +168,14 @@ TEST(compare_specials, inf_disagreement_is_a_mismatch_expected_overflow_is_not) 
   const metrics o = compare({inf, -inf}, {1e39, -4e38}, dtype::f32, {0.0, 0.0});
   EXPECT_EQ(o.inf_mismatch, 0);
   EXPECT_EQ(o.beyond_bound, 0);
-  // Beyond bf16's max (about 3.39e38) but within f32's range: overflow only for a bf16 output.
-  EXPECT_EQ(compare({inf}, {3.395e38}, dtype::bf16).inf_mismatch, 0);
+  // Beyond bf16's overflow threshold (max 3.3895e38 + half its ulp 6.6e35 = 3.3962e38) but
+  // within f32's range: overflow only for a bf16 output. Between max and the threshold the
+  // value rounds to max: infinity is a mismatch.
+  EXPECT_EQ(compare({inf}, {3.397e38}, dtype::bf16).inf_mismatch, 0);
+  EXPECT_EQ(compare({inf}, {3.395e38}, dtype::bf16).inf_mismatch, 1);
   EXPECT_EQ(compare({inf}, {3.0e38}, dtype::bf16).inf_mismatch, 1);
+  // An exact max stays max (a kernel that turns it into infinity ignored a saturation).
+  EXPECT_EQ(compare({inf}, {57344.0}, dtype::f8_e5m2).inf_mismatch, 1);
   // The wrong sign of infinity is still a mismatch.
   EXPECT_EQ(compare({-inf}, {1e39}).inf_mismatch, 1);
 }

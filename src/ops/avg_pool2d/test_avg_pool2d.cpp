@@ -170,6 +170,28 @@ TEST(avg_pool2d, dropped_tap_fails) {
                    {"avg_pool2d mb=1 c=4 ih=8 iw=8 kh=2 kw=2 sh=2 sw=2 dt=f32", "global_avg_pool mb=1 c=8 ih=7 iw=7 dt=bf16:f32:bf16"});
 }
 
+TEST(avg_pool2d, ignored_ceil_mode_fails) {
+  ot::expect_fails("ceil_mode_ignored", ot::simulating_as_cropped([](problem& q) { q.set("ceil_mode", false); }),
+                   {"avg_pool2d mb=1 c=3 ih=32 iw=32 kh=5 kw=5 sh=3 sw=3 pt=2 pb=2 pl=2 pr=2 ceil_mode=1 dt=f32",
+                    "avg_pool2d mb=1 c=2 ih=10 iw=7 kh=3 kw=3 sh=2 sw=2 pt=1 pb=1 pl=1 pr=1 ceil_mode=1 dt=bf16:f32:bf16"});
+}
+
+TEST(avg_pool2d, channels_last_read_as_nchw_fails) {
+  ot::expect_fails("nhwc_as_nchw",
+                   ot::simulating_on([](const problem&, std::vector<tensor>& x) { x[0] = ot::nhwc_read_as_nchw(x[0]); }),
+                   {"avg_pool2d mb=2 c=3 ih=8 iw=8 kh=2 kw=2 sh=2 sw=2 layout=nhwc dt=f32",
+                    "global_avg_pool mb=2 c=3 ih=7 iw=7 layout=nhwc dt=bf16:f32:bf16"});
+}
+
+TEST(avg_pool2d, nan_skipping_mean_fails) {
+  // A NaN-skipping mean (nanmean): the special fill's NaN must come out as NaN.
+  ot::expect_fails("nan_skipped",
+                   ot::simulating_on([](const problem&, std::vector<tensor>& x) { x[0] = ot::nans_as_zero(x[0]); }),
+                   {"avg_pool2d mb=1 c=4 ih=7 iw=9 kh=3 kw=3 sh=1 sw=1 pt=1 pb=1 pl=1 pr=1 dt=f32 fill=special",
+                    "global_avg_pool mb=2 c=3 ih=7 iw=7 dt=bf16:f32:bf16 fill=special"},
+                   "NaN");
+}
+
 TEST(avg_pool2d, truncated_output_fails) {
   // Rounding toward zero where round-to-nearest was promised: caught by the bound or the bias test.
   ot::expect_fails("truncated_dst", sim_of_changed([](problem& q) { q.dt.dst_round = rounding::rz; }),

@@ -230,6 +230,15 @@ TEST(group_norm, wrong_eps_fails) {
                              "group_norm shape=2x8x4 groups=4 eps=0.1 layout=nhwc dt=bf16:f32:bf16"});
 }
 
+TEST(group_norm, nan_skipping_fails) {
+  // The special fill's NaN must make its group NaN. Small groups, no gamma and beta: a group
+  // that also holds an infinity, or a channel whose gamma is NaN, is NaN either way.
+  ot::expect_fails("nan_skipped", ot::simulating_on([](const problem&, std::vector<tensor>& x) { x[0] = ot::nans_as_zero(x[0]); }),
+                   {"group_norm shape=2x32x4x4 groups=32 affine=0 dt=f32 fill=special",
+                    "group_norm shape=2x32x4x4 groups=32 affine=0 layout=nhwc dt=bf16:f32:bf16 fill=special"},
+                   "NaN");
+}
+
 TEST(group_norm, all_zero_output_is_mistrusted) {
   function_backend zeros("zeros", [](const problem&, std::span<const tensor>, std::span<tensor> out) {
     out[0].assign(std::vector<double>(static_cast<std::size_t>(out[0].numel()), 0.0));

@@ -91,13 +91,32 @@ TEST(max_pool2d, padding_read_as_zero_fails) {
 TEST(max_pool2d, ignored_nan_fails) {
   // fmax semantics: a NaN loses to any number.
   // At every seed, on a large and a small problem (the special fill puts NaN in every tensor).
-  ot::function_backend b("fmax", max_kernel([](double a, double b) { return std::fmax(a, b); }, std::nan("")));
-  for (const char* line : {"max_pool2d mb=2 c=16 ih=16 iw=16 kh=3 kw=3 sh=1 sw=1 dt=f32 fill=special",
-                           "max_pool2d mb=1 c=2 ih=4 iw=4 dt=bf16:f32:bf16 fill=special"})
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-      const case_result r = ot::run_with(line, b, seed);
-      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
-    }
+  ot::expect_fails("fmax", max_kernel([](double a, double b) { return std::fmax(a, b); }, std::nan("")),
+                   {"max_pool2d mb=2 c=16 ih=16 iw=16 kh=3 kw=3 sh=1 sw=1 dt=f32 fill=special",
+                    "max_pool2d mb=1 c=2 ih=4 iw=4 dt=bf16:f32:bf16 fill=special"},
+                   "NaN");
+}
+
+TEST(max_pool2d, ignored_ceil_mode_fails) {
+  // The floor-mode grid only: the last partial windows of ceil_mode=1 are never computed.
+  ot::expect_fails("ceil_mode_ignored", ot::simulating_as_cropped([](problem& q) { q.set("ceil_mode", false); }),
+                   {"max_pool2d mb=1 c=2 ih=10 iw=7 kh=3 kw=3 sh=2 sw=2 pt=1 pb=1 pl=1 pr=1 ceil_mode=1 dt=f32",
+                    "max_pool2d mb=2 c=3 ih=9 iw=9 kh=4 kw=4 sh=3 sw=3 pt=2 pb=1 pl=1 pr=2 ceil_mode=1 dt=bf16:f32:bf16"});
+}
+
+TEST(max_pool2d, ignored_dilation_fails) {
+  ot::expect_fails("dilation_ignored", ot::simulating_as_cropped([](problem& q) {
+                     q.set("dh", std::int64_t{1});
+                     q.set("dw", std::int64_t{1});
+                   }),
+                   {"max_pool2d mb=1 c=3 ih=12 iw=12 kh=3 kw=3 sh=1 sw=1 pt=2 pb=2 pl=2 pr=2 dh=2 dw=2 dt=f32"});
+}
+
+TEST(max_pool2d, channels_last_read_as_nchw_fails) {
+  ot::expect_fails("nhwc_as_nchw",
+                   ot::simulating_on([](const problem&, std::vector<tensor>& x) { x[0] = ot::nhwc_read_as_nchw(x[0]); }),
+                   {"max_pool2d mb=2 c=3 ih=8 iw=8 kh=2 kw=2 sh=2 sw=2 layout=nhwc dt=f32",
+                    "max_pool2d mb=1 c=4 ih=7 iw=9 kh=3 kw=3 sh=1 sw=1 pt=1 pb=1 pl=1 pr=1 layout=nhwc dt=i8:i32:i8"});
 }
 
 TEST(max_pool2d, shifted_window_fails) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opval/backend.hpp"
@@ -241,15 +242,157 @@ inline void expect_tight_within_bound(const std::string& variant, backend& b,
     }
 }
 
-/// Runs `k` as a backend on each line: every case must fail, with `why` in the reason.
+
+/// Seeds 1..every_seed: a planted bug must not hide behind one lucky draw of the inputs, nor
+/// a legitimate variant pass on one.
+inline constexpr std::uint64_t every_seed = 8;
+
+/// Runs `b` on each line at seeds 1..every_seed: every case must end in `want`, with `why` (when
+/// not empty) in its reason.
+inline void expect_at_every_seed(backend& b, const std::vector<std::string>& lines, state want,
+                                 const std::string& why = "") {
+  for (const auto& line : lines)
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, want) << b.name() << " seed " << seed << ": " << line << ": " << to_string(r.v.st) << ": "
+                              << r.v.reason;
+      if (!why.empty()) EXPECT_NE(r.v.reason.find(why), std::string::npos) << b.name() << ": " << r.v.reason;
+    }
+}
+
+/// A planted bug `k` fails every line at every seed (with `why` in the reason when given).
+inline void expect_fails_at_every_seed(const std::string& name, const kernel_fn& k, const std::vector<std::string>& lines,
+                                       const std::string& why = "") {
+  function_backend b(name, k);
+  expect_at_every_seed(b, lines, state::failed, why);
+}
+
+/// expect_fails_at_every_seed, the reason naming the bound (an error beyond it, not a NaN or a
+/// mistrusted output).
 inline void expect_fails(const std::string& name, const kernel_fn& k, const std::vector<std::string>& lines,
                          const std::string& why = "beyond the bound") {
+  expect_fails_at_every_seed(name, k, lines, why);
+}
+
+/// A legitimate variant `k` passes every line at every seed.
+inline void expect_passes_at_every_seed(const std::string& name, const kernel_fn& k,
+                                        const std::vector<std::string>& lines) {
   function_backend b(name, k);
-  for (const auto& line : lines) {
-    const case_result r = run_with(line, b);
-    EXPECT_EQ(r.v.st, state::failed) << name << ": " << line << ": " << r.v.reason;
-    EXPECT_NE(r.v.reason.find(why), std::string::npos) << name << ": " << r.v.reason;
-  }
+  expect_at_every_seed(b, lines, state::passed);
+}
+
+/// A planted bug: the op's own sim on the problem changed by `change` (an attribute ignored, a
+/// contract option not honoured), i.e. a kernel that does not do what the problem asks. The
+/// change must keep the operands' shapes.
+inline kernel_fn simulating_as(std::function<void(problem&)> change) {
+  return [change](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    change(q);
+    p.spec().simulate(q, in, out);
+  };
+}
+
+/// A planted bug: the op's own sim on inputs changed by `change` (an input ignored, read from
+/// the wrong place), i.e. a kernel that misreads its inputs.
+inline kernel_fn simulating_on(std::function<void(const problem&, std::vector<tensor>&)> change) {
+  return [change](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    std::vector<tensor> x(in.begin(), in.end());  // `change` replaces tensors, never writes them
+    change(p, x);
+    p.spec().simulate(p, x, out);
+  };
+}
+
+/// A planted bug whose changed problem has other output shapes (a stride, dilation or ceil_mode
+/// ignored, the output grid kept): the op's sim on the changed problem, each output element
+/// taken at the same logical index; one the changed problem lacks is never computed and keeps
+/// the 0 of a fresh buffer. The change must keep the input shapes.
+inline kernel_fn simulating_as_cropped(std::function<void(problem&)> change) {
+  return [change](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    change(q);
+    std::vector<tensor> full = allocate(q.spec().outputs(q), false);
+    q.spec().simulate(q, in, full);
+    for (std::size_t o = 0; o < out.size(); ++o) {
+      std::vector<double> v(static_cast<std::size_t>(out[o].numel()));
+      for (std::int64_t i = 0; i < out[o].numel(); ++i) {
+        const dims at = out[o].unravel(i);
+        bool inside = true;
+        for (std::size_t d = 0; d < at.size(); ++d) inside = inside && at[d] < full[o].shape()[d];
+        v[static_cast<std::size_t>(i)] = inside ? full[o].get(at) : 0.0;
+      }
+      out[o].assign(v);
+    }
+  };
+}
+
+/// `t` with every element `f(t, its logical index)`, in t's type and shape (contiguous): an input
+/// as a kernel misreading it sees it.
+inline tensor remapped(const tensor& t, const std::function<double(const tensor&, const dims&)>& f) {
+  tensor r(t.type(), t.shape());
+  std::vector<double> v(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t i = 0; i < t.numel(); ++i) v[static_cast<std::size_t>(i)] = f(t, t.unravel(i));
+  r.assign(v);
+  return r;
+}
+
+/// `t` with every element zero: an input the kernel ignores.
+inline tensor zeros_like(const tensor& t) {
+  tensor r(t.type(), t.shape());
+  r.assign(std::vector<double>(static_cast<std::size_t>(t.numel()), 0.0));
+  return r;
+}
+
+/// A channels-last 4-D tensor (logical N, C, H, W) as a kernel ignoring its strides reads it: the
+/// element it means by (n, c, h, w) is the one at NCHW offset ((c H + h) W + w) of the image,
+/// which NHWC memory holds for channel at % C at position at / C.
+inline tensor nhwc_read_as_nchw(const tensor& t) {
+  return remapped(t, [](const tensor& x, const dims& i) {
+    const std::int64_t c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    const std::int64_t at = (i[1] * h + i[2]) * w + i[3];
+    return x.get(dims{i[0], at % c, at / (c * w), (at / c) % w});
+  });
+}
+
+/// A strided tensor (strides decreasing outward: padded rows, an inner step) as a kernel that
+/// ignores its strides reads it: the element it means by index i is the one at i's contiguous
+/// offset in memory; a gap (row padding, a skipped step) reads as 0.
+inline tensor strides_ignored(const tensor& t) {
+  return remapped(t, [](const tensor& x, const dims& i) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < i.size(); ++d) at = at * x.shape()[d] + i[d];
+    dims j(i.size());
+    for (std::size_t d = 0; d < i.size(); ++d) {
+      j[d] = at / x.strides()[d];
+      at %= x.strides()[d];
+      if (j[d] >= x.shape()[d]) return 0.0;
+    }
+    return at == 0 ? x.get(j) : 0.0;
+  });
+}
+
+/// `t` as a NaN-skipping kernel uses it: every NaN read as 0.
+inline tensor nans_as_zero(const tensor& t) {
+  return remapped(t, [](const tensor& x, const dims& i) {
+    const double v = x.get(i);
+    return std::isnan(v) ? 0.0 : v;
+  });
+}
+
+/// The index of p's input operand `name` ("bias", "C"); fails the test when p has none.
+inline std::size_t input_index(const problem& p, std::string_view name) {
+  const auto ops = p.spec().inputs(p);
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].name == name) return i;
+  ADD_FAILURE() << p.to_string() << " has no input " << name;
+  return 0;
+}
+
+/// A planted bug: the op's sim with input `name` read as zeros (the kernel ignores it).
+inline kernel_fn ignoring_input(std::string name) {
+  return simulating_on([name](const problem& p, std::vector<tensor>& x) {
+    tensor& t = x[input_index(p, name)];
+    t = zeros_like(t);
+  });
 }
 
 /// Every problem of the `tag` suites of `ops` passes with the sim backend under the default

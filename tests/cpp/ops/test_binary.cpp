@@ -182,9 +182,11 @@ TEST(Binary, DivisionLegitimateAndPlantedKernels) {
 
 TEST(Binary, PlantedBugsFail) {
   // b read along the wrong dimension for a column broadcast.
+  // At every seed (the broadcast feature's planted bug).
   auto wrong_axis = pairwise("column as row", [](const problem&, double a, double b) { return a + b; }, true);
-  auto r = run_with("add shape_a=33x65 shape_b=33x1", wrong_axis);
-  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  expect_at_every_seed(wrong_axis, {"add shape_a=33x65 shape_b=33x1", "mul shape_a=33x65 shape_b=33x1 dt=bf16:f32:bf16"},
+                       state::failed);
+  case_result r;
 
   // The sum rounded to bf16 inside an f32 contract.
   auto narrow = pairwise("bf16 acc", [](const problem&, double a, double b) { return round_to(dtype::bf16, a + b); });
@@ -207,6 +209,18 @@ TEST(Binary, PlantedBugsFail) {
   auto ignores_b = pairwise("ignores b", [](const problem&, double a, double) { return a; });
   r = run_with("add shape_a=64x100 shape_b=100", ignores_b);
   EXPECT_NE(r.v.st, state::passed) << r.v.reason;
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+TEST(Binary, NanSkippingFailsAtEverySeed) {
+  // fill=special: a NaN in either input must come out as NaN.
+  expect_fails_at_every_seed("nan_skipped", simulating_on([](const problem&, std::vector<tensor>& x) {
+                               for (tensor& t : x) t = nans_as_zero(t);
+                             }),
+                             {"add shape_a=33x65 shape_b=65 fill=special", "mul shape_a=4099 shape_b=4099 dt=bf16:f32:bf16 fill=special",
+                              "div shape_a=5x7 shape_b=scalar dt=f16:f32:f16 fill=special"},
+                             "NaN");
 }
 
 TEST(Binary, SuitesPassUnderSim) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "ops/conv2d/conv2d.hpp"
+#include "ops/gemm_testing.hpp"
 #include "ops/op_testing.hpp"
 #include "ops/common_gemm/reference_gemm.hpp"
 #include "opval/error.hpp"
@@ -166,6 +167,51 @@ TEST(conv2d_planted, truncated_bf16_output_fails_and_zero_output_is_mistrusted) 
     out[0].assign(std::vector<double>(out[0].numel(), 0.0));
   });
   EXPECT_EQ(run_with("conv2d ic=4 oc=4 ih=6 iw=6 kh=3 kw=3 dt=f32:f32:f32", zero).v.st, state::mistrusted);
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+const std::string base = "conv2d ic=8 oc=16 ih=15 iw=13 kh=3 kw=3 sh=2 sw=2 pt=1 pb=1 pl=1 pr=1";
+
+TEST(conv2d_planted, epilogue_bugs_fail_at_every_seed) {
+  expect_epilogue_bugs_fail_at_every_seed(base, base + " dt=u8xi8:i32:f32 scale_a=0.01 scale_b=0.02 zp_a=128");
+}
+
+TEST(conv2d_planted, ignored_stride_fails_at_every_seed) {
+  // The output grid is right, its windows step by 1: output (y, x) reads the window of (y, x) at stride 1.
+  expect_fails_at_every_seed("stride_ignored", simulating_as_cropped([](problem& q) {
+                               q.set("sh", std::int64_t{1});
+                               q.set("sw", std::int64_t{1});
+                             }),
+                             {base + " dt=f32:f32:f32", base + " layout=nhwc dt=bf16:f32:bf16"});
+}
+
+TEST(conv2d_planted, ignored_dilation_fails_at_every_seed) {
+  // Taps read next to each other instead of dh, dw apart.
+  expect_fails_at_every_seed("dilation_ignored", simulating_as_cropped([](problem& q) {
+                               q.set("dh", std::int64_t{1});
+                               q.set("dw", std::int64_t{1});
+                             }),
+                             {"conv2d ic=4 oc=6 ih=12 iw=11 kh=3 kw=3 sh=1 sw=1 dh=2 dw=2 pt=2 pb=2 pl=2 pr=2 dt=f32:f32:f32",
+                              "conv2d ic=4 oc=6 ih=12 iw=11 kh=3 kw=3 sh=1 sw=1 dh=2 dw=2 pt=2 pb=2 pl=2 pr=2 dt=bf16:f32:bf16"});
+}
+
+TEST(conv2d_planted, every_group_reading_group_0_fails_at_every_seed) {
+  expect_fails_at_every_seed("group_0_channels", simulating_on([](const problem& p, std::vector<tensor>& x) {
+                               const std::int64_t icg = p.get_int("ic") / p.get_int("g");
+                               x[0] = remapped(x[0], [icg](const tensor& src, const dims& i) {
+                                 return src.get(dims{i[0], i[1] % icg, i[2], i[3]});
+                               });
+                             }),
+                             {"conv2d ic=8 oc=12 ih=9 iw=9 kh=3 kw=3 sh=1 sw=1 g=4 pt=0 pb=0 pl=0 pr=0 dt=f32:f32:f32",
+                              "conv2d ic=16 oc=16 ih=10 iw=10 kh=3 kw=3 sh=1 sw=1 g=16 pt=1 pb=1 pl=1 pr=1 dt=bf16:f32:bf16"});
+}
+
+TEST(conv2d_planted, channels_last_read_as_nchw_fails_at_every_seed) {
+  // layout=nhwc: the kernel reads the NHWC memory of src with NCHW offsets.
+  expect_fails_at_every_seed("nhwc_as_nchw",
+                             simulating_on([](const problem&, std::vector<tensor>& x) { x[0] = nhwc_read_as_nchw(x[0]); }),
+                             {base + " layout=nhwc dt=f32:f32:f32", base + " layout=nhwc dt=bf16:f32:bf16"});
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // reference GEMM against a naive loop, sim within bound, suites end-to-end, planted bugs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/common_gemm/reference_gemm.hpp"
+#include "ops/gemm_testing.hpp"
 #include "ops/op_testing.hpp"
 #include "opval/error.hpp"
 
@@ -248,9 +250,9 @@ TEST(matmul_planted, dropped_last_k_term_fails) {
   EXPECT_FALSE(r.v.reason.empty());
 }
 
-TEST(matmul_planted, tile_edge_bug_fails_only_off_multiples_of_16) {
-  // Rows beyond the last full 16-row tile drop the last k term.
-  function_backend b("edge", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+// Rows beyond the last full 16-row tile drop the last k term.
+kernel_fn tile_edge_bug() {
+  return [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     p.spec().simulate(p, in, out);
     const std::int64_t m = p.get_int("m"), n = p.get_int("n");
     auto good = out[0].to_vector();
@@ -258,10 +260,13 @@ TEST(matmul_planted, tile_edge_bug_fails_only_off_multiples_of_16) {
     for (std::int64_t i = m / 16 * 16; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) good[i * n + j] = bad[i * n + j];
     out[0].assign(good);
-  });
+  };
+}
+
+TEST(matmul_planted, tile_edge_bug_fails_only_off_multiples_of_16) {
+  function_backend b("edge", tile_edge_bug());
   EXPECT_EQ(run_with("matmul m=32 n=32 k=48 dt=f32:f32:f32", b).v.st, state::passed);
-  const auto r = run_with("matmul m=33 n=32 k=48 dt=f32:f32:f32", b);
-  EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  expect_fails_at_every_seed("edge", tile_edge_bug(), {"matmul m=33 n=32 k=48 dt=f32:f32:f32", "matmul m=17 n=33 k=65 dt=bf16:f32:bf16"});
 }
 
 TEST(matmul_planted, f16_accumulation_instead_of_f32_fails) {
@@ -300,18 +305,67 @@ TEST(matmul_planted, truncated_output_fails_the_bias_test) {
 
 TEST(matmul_planted, ignored_alpha_fails_at_every_seed) {
   // The kernel computes A.B (+ epilogue) with alpha = 1, whatever the problem says.
-  function_backend b("alpha_ignored", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-    problem q = p;
-    q.set("alpha", 1.0);
-    p.spec().simulate(q, in, out);
-  });
-  for (const char* line : {"matmul m=16 n=16 k=16 alpha=0.5 dt=f32:f32:f32",
-                           "matmul m=3 n=5 k=7 alpha=-2 bias=1 dt=bf16:f32:bf16",
-                           "matmul m=8 n=8 k=64 alpha=1.5 dt=f16:f32:f16 fill=uniform"})
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-      const case_result r = run_with(line, b, seed);
-      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
-    }
+  expect_fails_at_every_seed("alpha_ignored", simulating_as([](problem& q) { q.set("alpha", 1.0); }),
+                             {"matmul m=16 n=16 k=16 alpha=0.5 dt=f32:f32:f32", "matmul m=3 n=5 k=7 alpha=-2 bias=1 dt=bf16:f32:bf16",
+                              "matmul m=8 n=8 k=64 alpha=1.5 dt=f16:f32:f16 fill=uniform"});
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+TEST(matmul_planted, epilogue_bugs_fail_at_every_seed) {
+  expect_epilogue_bugs_fail_at_every_seed("matmul m=17 n=33 k=65",
+                                          "matmul m=17 n=33 k=65 dt=u8xi8:i32:f32 scale_a=0.01 scale_b=0.02 zp_a=128");
+}
+
+TEST(matmul_planted, ignored_beta_fails_at_every_seed) {
+  expect_fails_at_every_seed("beta_ignored", ignoring_input("C"),
+                             {"matmul m=17 n=33 k=65 beta=0.5 dt=f32:f32:f32", "matmul m=7 n=13 k=31 beta=1 bias=1 dt=bf16:f32:bf16"});
+}
+
+TEST(matmul_planted, ignored_transpose_of_b_fails_at_every_seed) {
+  // tb=1 stores B as its transpose ([n][k] in memory); the kernel reads that memory as [k][n].
+  expect_fails_at_every_seed("tb_ignored", simulating_on([](const problem& p, std::vector<tensor>& x) {
+                               const std::int64_t n = p.get_int("n"), k = p.get_int("k");
+                               x[1] = remapped(x[1], [n, k](const tensor& b, const dims& i) {
+                                 const std::int64_t at = i[0] * n + i[1];  // where it reads
+                                 return b.get(dims{at % k, at / k});
+                               });
+                             }),
+                             {"matmul m=17 n=33 k=65 tb=1 dt=f32:f32:f32", "matmul m=7 n=13 k=31 ta=1 tb=1 dt=bf16:f32:bf16"});
+}
+
+TEST(matmul_planted, ignored_leading_dimension_fails_at_every_seed) {
+  // A's rows lie lda apart; the kernel reads them k apart (the padding read as 0).
+  expect_fails_at_every_seed("lda_ignored", simulating_on([](const problem& p, std::vector<tensor>& x) {
+                               const std::int64_t k = p.get_int("k"), lda = p.get_int("lda");
+                               x[0] = remapped(x[0], [k, lda](const tensor& a, const dims& i) {
+                                 const std::int64_t at = i[0] * k + i[1];
+                                 return at % lda < k ? a.get(dims{at / lda, at % lda}) : 0.0;
+                               });
+                             }),
+                             {"matmul m=17 n=33 k=65 lda=70 ldb=40 ldc=37 dt=f32:f32:f32",
+                              "matmul m=7 n=13 k=31 lda=40 dt=bf16:f32:bf16"});
+}
+
+TEST(matmul_planted, batch_broadcast_of_the_wrong_operand_fails_at_every_seed) {
+  // Every product reads B's first matrix.
+  expect_fails_at_every_seed("b_batch_0", simulating_on([](const problem&, std::vector<tensor>& x) {
+                               x[1] = remapped(x[1], [](const tensor& b, const dims& i) {
+                                 dims first = i;
+                                 for (std::size_t d = 0; d + 2 < first.size(); ++d) first[d] = 0;
+                                 return b.get(first);
+                               });
+                             }),
+                             {"matmul m=17 n=33 k=65 batch_a=2x1 batch_b=3 dt=f32:f32:f32",
+                              "matmul m=7 n=13 k=31 batch_b=2x3 dt=bf16:f32:bf16"});
+}
+
+TEST(matmul_planted, empty_k_left_unwritten_fails_at_every_seed) {
+  // k = 0: the kernel returns early and leaves the output as it found it, not alpha.0 + epilogue.
+  expect_fails_at_every_seed("k0_unwritten", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+                               if (p.get_int("k") > 0) p.spec().simulate(p, in, out);
+                             },
+                             {"matmul m=4 n=5 k=0 dt=f32:f32:f32", "matmul m=17 n=33 k=0 bias=1 dt=bf16:f32:bf16"});
 }
 
 TEST(matmul_planted, all_zero_output_is_mistrusted) {
@@ -322,7 +376,7 @@ TEST(matmul_planted, all_zero_output_is_mistrusted) {
 }
 
 /// Summation orders a correct kernel may use, in f32.
-enum class sum_order { forward, reversed, split_k, pairwise };
+enum class sum_order { forward, reversed, split_k, pairwise, blocked, kahan };
 
 /// The f32 dot product of x and y in the given order (products rounded by fmaf).
 float dot_in_order(const std::vector<float>& x, const std::vector<float>& y, std::size_t lo, std::size_t hi,
@@ -347,13 +401,27 @@ float dot_in_order(const std::vector<float>& x, const std::vector<float>& y, std
       const std::size_t mid = lo + (hi - lo) / 2;
       return dot_in_order(x, y, lo, mid, sum_order::pairwise) + dot_in_order(x, y, mid, hi, sum_order::pairwise);
     }
+    case sum_order::blocked: {  // partial sums of 16 terms (a register tile), added in order
+      float s = 0;
+      for (std::size_t b = lo; b < hi; b += 16) s += dot_in_order(x, y, b, std::min(hi, b + 16), sum_order::forward);
+      return s;
+    }
+    case sum_order::kahan: {  // compensated: more accurate than the contract asks
+      float s = 0, c = 0;
+      for (std::size_t i = lo; i < hi; ++i) {
+        const float t = std::fmaf(x[i], y[i], -c), u = s + t;
+        c = (u - s) - t;
+        s = u;
+      }
+      return s;
+    }
   }
   return 0;
 }
 
 // A float kernel (f32 accumulation) summing in `order`, then the contract's epilogue.
-function_backend variant(sum_order order) {
-  return function_backend("variant", [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+kernel_fn variant(sum_order order) {
+  return [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     const auto e = ops::common_gemm::read_epilogue(p, true);
     const std::int64_t m = p.get_int("m"), n = p.get_int("n"), k = p.get_int("k");
     const auto a = in[0].to_vector(), b = in[1].to_vector();
@@ -368,19 +436,14 @@ function_backend variant(sum_order order) {
         y[i * n + j] = ops::common_gemm::epilogue_simulate(p.dt, e, dot_in_order(row, col, 0, k, order), v);
       }
     out[0].assign(y, p.dt.dst_round);
-  });
+  };
 }
 
-TEST(matmul_variants, other_summation_orders_pass) {
-  for (sum_order o : {sum_order::reversed, sum_order::split_k, sum_order::pairwise})
-    for (const char* line : {"matmul m=33 n=40 k=513 dt=f32:f32:f32", "matmul m=33 n=40 k=300 bias=1 act=gelu dt=bf16:f32:bf16",
-                             "matmul m=20 n=30 k=1000 alpha=0.5 bias=1 dt=f16:f32:f32 fill=positive"}) {
-      auto b = variant(o);
-      for (std::uint64_t seed : {1, 2, 3}) {
-        const auto r = run_with(line, b, seed);
-        EXPECT_EQ(r.v.st, state::passed) << line << " order " << int(o) << ": " << r.v.reason;
-      }
-    }
+TEST(matmul_variants, other_summation_orders_pass_at_every_seed) {
+  for (sum_order o : {sum_order::reversed, sum_order::split_k, sum_order::pairwise, sum_order::blocked, sum_order::kahan})
+    expect_passes_at_every_seed("order " + std::to_string(int(o)), variant(o),
+                                {"matmul m=17 n=20 k=513 dt=f32:f32:f32", "matmul m=17 n=20 k=300 bias=1 act=gelu dt=bf16:f32:bf16",
+                                 "matmul m=10 n=15 k=1000 alpha=0.5 bias=1 dt=f16:f32:f32 fill=positive"});
 }
 
 // How much of the f32 bound the other summation orders use, up to k = 16384 (the table of

@@ -173,13 +173,10 @@ TEST(norms, legitimate_kernels_pass) {
 TEST(norms, wrong_eps_fails) {
   // The kernel uses 1e-5 where the problem asks 1e-3 (or 0.1): visible on rows whose variance
   // is small (the default fill has row scales down to 1/8, variance 1/64).
-  auto b = variant_backend({variance_algo::two_pass, sum_order::forward, 1e-5});
-  for (const char* line : {"layer_norm shape=16x768 eps=0.001 dt=f32", "layer_norm shape=16x768 eps=0.1 dt=bf16:f32:bf16",
-                           "rms_norm shape=16x257 eps=0.001 dt=f16:f32:f16"}) {
-    const case_result r = ot::run_with(line, b);
-    EXPECT_EQ(r.v.st, state::failed) << line;
-    EXPECT_NE(r.v.reason.find("beyond the bound"), std::string::npos) << r.v.reason;
-  }
+  // At every seed.
+  ot::expect_fails("eps_1e-5", norm_variant_kernel({variance_algo::two_pass, sum_order::forward, 1e-5}),
+                   {"layer_norm shape=16x768 eps=0.001 dt=f32", "layer_norm shape=16x768 eps=0.1 dt=bf16:f32:bf16",
+                    "rms_norm shape=16x257 eps=0.001 dt=f16:f32:f16"});
 }
 
 TEST(norms, all_zero_output_is_mistrusted) {
@@ -194,8 +191,33 @@ TEST(norms, forgetting_gamma_or_beta_fails) {
   function_backend no_affine("no_affine", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     ops::norm::norm_of(p).simulate_with(p, in.first(1), out, {});
   });
-  EXPECT_EQ(ot::run_with("layer_norm shape=8x64 dt=f32", no_affine).v.st, state::failed);
-  EXPECT_EQ(ot::run_with("rms_norm shape=8x64 dt=bf16:f32:bf16", no_affine).v.st, state::failed);
+  ot::expect_at_every_seed(no_affine, {"layer_norm shape=8x64 dt=f32", "rms_norm shape=8x64 dt=bf16:f32:bf16"}, state::failed);
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+TEST(norms, padded_rows_read_as_packed_fail_at_every_seed) {
+  // Rows ld apart read as if they were packed.
+  ot::expect_fails_at_every_seed("ld_ignored", ot::simulating_on([](const problem&, std::vector<tensor>& x) {
+                                   x[0] = ot::strides_ignored(x[0]);
+                                 }),
+                                 {"layer_norm shape=6x13 ld=24 dt=f32", "rms_norm shape=6x13 ld=24 dt=bf16:f32:bf16",
+                                  "layer_norm shape=2x4096 ld=4160 dt=f16:f32:f16"});
+}
+
+TEST(norms, last_axis_only_fails_at_every_seed) {
+  // norm_axes=2 normalized over the last axis alone.
+  ot::expect_fails_at_every_seed("one_axis", ot::simulating_as([](problem& q) { q.set("norm_axes", std::int64_t{1}); }),
+                                 {"layer_norm shape=2x3x5x7 norm_axes=2 dt=f32", "rms_norm shape=3x4x64 norm_axes=2 dt=bf16:f32:bf16"});
+}
+
+TEST(norms, nan_skipping_fails_at_every_seed) {
+  // The special fill's NaN must make its row NaN.
+  ot::expect_fails_at_every_seed("nan_skipped", ot::simulating_on([](const problem&, std::vector<tensor>& x) {
+                                   x[0] = ot::nans_as_zero(x[0]);
+                                 }),
+                                 {"layer_norm shape=6x13 dt=f32 fill=special", "rms_norm shape=4x97 dt=bf16:f32:bf16 fill=special"},
+                                 "NaN");
 }
 
 // One-pass E[x^2] - E[x]^2 is not a legitimate kernel: it loses |mean|^2/var digits. The

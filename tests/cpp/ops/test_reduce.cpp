@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opval/error.hpp"
@@ -196,17 +198,73 @@ TEST(reduce, suites_pass_under_sim) {
   for (const char* tag : {"smoke", "regression"}) ot::expect_suite_passes_under_sim(tag, {"reduce"});
 }
 
-TEST(reduce, other_summation_orders_pass) {
-  for (sum_order order : {sum_order::reversed, sum_order::pairwise}) {
-    function_backend b("order", [order](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
-      ops::reduce::reduce_simulate(p, in, out, order);
-    });
-    for (const char* line : {"reduce shape=8x4096 axes=1 dt=f32", "reduce shape=300x7x5 axes=0x2 kind=mean dt=bf16:f32:bf16",
-                             "reduce shape=16x500 axes=1 dt=f16:f16:f16 fill=cancel"}) {
-      const case_result r = ot::run_with(line, b);
-      EXPECT_EQ(r.v.st, state::passed) << line << ": " << r.v.reason;
+/// A kernel reducing the last axis of a 2-D problem in f32 with `sum` (a row's terms to its sum),
+/// then the mean's division: for summation orders the library's sim does not have.
+ot::kernel_fn rows_summed_by(std::function<float(const std::vector<float>&)> sum) {
+  return [sum](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    const std::vector<double> x = in[0].to_vector();
+    const std::size_t n = static_cast<std::size_t>(in[0].shape().back());
+    std::vector<double> y;
+    for (std::size_t r = 0; r < x.size() / n; ++r) {
+      const std::vector<float> row(x.begin() + r * n, x.begin() + (r + 1) * n);
+      const float s = sum(row);
+      y.push_back(p.get_choice("kind") == "mean" ? s / static_cast<float>(n) : s);
     }
+    out[0].assign(y);
+  };
+}
+
+float blocked_sum(const std::vector<float>& x) {  // 8 partial sums (SIMD lanes), added at the end
+  float lane[8] = {};
+  for (std::size_t i = 0; i < x.size(); ++i) lane[i % 8] += x[i];
+  float s = 0;
+  for (float l : lane) s += l;
+  return s;
+}
+
+float kahan_sum(const std::vector<float>& x) {  // compensated: more accurate than the contract asks
+  float s = 0, c = 0;
+  for (float v : x) {
+    const float t = v - c, u = s + t;
+    c = (u - s) - t;
+    s = u;
   }
+  return s;
+}
+
+TEST(reduce, other_summation_orders_pass_at_every_seed) {
+  for (sum_order order : {sum_order::reversed, sum_order::pairwise})
+    ot::expect_passes_at_every_seed("order " + std::to_string(int(order)), in_order(order),
+                                    {"reduce shape=8x4096 axes=1 dt=f32", "reduce shape=300x7x5 axes=0x2 kind=mean dt=bf16:f32:bf16",
+                                     "reduce shape=16x500 axes=1 dt=f16:f16:f16 fill=cancel"});
+  for (auto [name, sum] : {std::pair{"blocked", &blocked_sum}, std::pair{"kahan", &kahan_sum}})
+    ot::expect_passes_at_every_seed(name, rows_summed_by(sum),
+                                    {"reduce shape=8x4096 axes=1 dt=f32", "reduce shape=16x500 axes=1 kind=mean dt=bf16:f32:bf16",
+                                     "reduce shape=16x1000 axes=1 dt=f32 fill=cancel"});
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+TEST(reduce, wrong_axis_fails_at_every_seed) {
+  // Square problems: reducing the other axis gives the same output shape.
+  ot::expect_fails_at_every_seed("other_axis", ot::simulating_as([](problem& q) {
+                                   q.set("axes", dims{q.get_dims("axes")[0] == 0 ? 1 : 0});
+                                 }),
+                                 {"reduce shape=13x13 axes=0 dt=f32", "reduce shape=17x17 axes=1 kind=max dt=bf16:f32:bf16"});
+}
+
+TEST(reduce, mean_without_division_fails_at_every_seed) {
+  ot::expect_fails_at_every_seed("mean_as_sum", ot::simulating_as([](problem& q) { q.set("kind", std::string("sum")); }),
+                                 {"reduce shape=13x17 axes=1 kind=mean dt=f32", "reduce shape=5x6x7 axes=0x2 kind=mean dt=bf16:f32:bf16"});
+}
+
+TEST(reduce, empty_reduction_left_zero_fails_at_every_seed) {
+  // Reducing 0 elements: the kernel returns the buffer's 0 where max is -Inf and mean NaN.
+  ot::expect_fails_at_every_seed("empty_left_zero", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    p.spec().simulate(p, in, out);
+    if (in[0].numel() == 0) out[0] = ot::zeros_like(out[0]);
+  },
+                                 {"reduce shape=2x0x4 axes=1 kind=max dt=f32", "reduce shape=2x0x4 axes=1 kind=mean dt=bf16:f32:bf16"});
 }
 
 // How much of the f32 bound the other summation orders use, up to n = 16384 (the table of
@@ -259,14 +317,11 @@ TEST(reduce, max_ignoring_nan_fails) {
     ops::reduce::reduce_simulate(p, xs, out, sum_order::forward);
   });
   // At every seed, on a large and a tiny problem: the special fill puts a NaN in every tensor.
-  for (const char* line : {"reduce shape=64x40 axes=1 kind=max dt=f32 fill=special",
+  ot::expect_at_every_seed(b,
+                          {"reduce shape=64x40 axes=1 kind=max dt=f32 fill=special",
                            "reduce shape=3x5 axes=1 kind=max dt=bf16:f32:bf16 fill=special",
-                           "reduce shape=2x3x4 axes=0x2 kind=max dt=f16:f32:f16 fill=special"})
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-      const case_result r = ot::run_with(line, b, seed);
-      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
-      EXPECT_NE(r.v.reason.find("NaN"), std::string::npos) << r.v.reason;
-    }
+                           "reduce shape=2x3x4 axes=0x2 kind=max dt=f16:f32:f16 fill=special"},
+                          state::failed, "NaN");
 }
 
 TEST(reduce, truncated_output_fails_and_zeros_are_mistrusted) {

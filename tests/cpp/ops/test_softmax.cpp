@@ -252,9 +252,11 @@ TEST(softmax, online_kernel_passes_the_whole_regression_suite) {
 }
 
 TEST(softmax, planted_bugs_fail) {
+  // At every seed (the fill feature's planted bug).
   function_backend no_max("no_max_subtraction", rows_with<float>(no_max_subtraction));
-  case_result r = run_with("softmax shape=4x64 dt=f32 fill=large", no_max);
-  EXPECT_EQ(r.v.st, state::failed) << "softmax without max subtraction: " << r.v.reason;
+  expect_at_every_seed(no_max, {"softmax shape=4x64 dt=f32 fill=large", "softmax shape=3x129 dt=bf16:f32:bf16 fill=large"},
+                       state::failed);
+  case_result r;
   // log(sum exp x) = inf makes every output -inf: rejected as a constant output.
   r = run_with("log_softmax shape=4x64 dt=f32 fill=large", no_max);
   EXPECT_EQ(r.v.st, state::mistrusted) << "log_softmax without max subtraction: " << r.v.reason;
@@ -337,6 +339,34 @@ TEST(softmax, online_kernel_passes_at_every_seed) {
         const case_result r = run_with(line, b, seed);
         EXPECT_EQ(r.v.st, state::passed) << "seed " << seed << ": " << line << ": " << r.v.reason;
       }
+}
+
+// --- one planted bug per feature of the generated suites' table, caught at seeds 1..8 --------
+
+TEST(softmax, wrong_axis_fails_at_every_seed) {
+  // Square problems: normalizing the other axis gives the same output shape.
+  expect_fails_at_every_seed("other_axis", simulating_as([](problem& q) { q.set("axis", std::int64_t{q.get_int("axis") == 0 ? 1 : 0}); }),
+                             {"softmax shape=16x16 axis=0 dt=f32", "log_softmax shape=16x16 axis=1 dt=bf16:f32:bf16",
+                              "softmax shape=31x31 axis=1 dt=f16:f32:f16 fill=large"});
+}
+
+TEST(softmax, flushing_subnormals_fails_at_every_seed) {
+  // denorm=ftz where the contract keeps subnormals: the large fill's logit gaps beyond 87 give
+  // probabilities in f32's subnormal range, which a flushing kernel returns as 0.
+  expect_fails_at_every_seed("flushing", simulating_as([](problem& q) { q.dt.denorm = denormals::ftz; }),
+                             {"softmax shape=3x129 axis=-1 dt=f32 fill=large", "softmax shape=2x1000 axis=1 dt=f32 fill=large"});
+}
+
+// Not a planted bug here: acc_round=rz where rne was promised. Each rz step loses on average the
+// half ulp that is rne's worst case, so the error stays within the a-priori bound (about half
+// of it on 4099 terms), and the bias test takes only elements whose compute bound is under a
+// quarter ulp, which an accumulated sum is not: opval cannot tell it from an rne kernel.
+
+TEST(softmax, rounding_to_nearest_under_an_rz_contract_passes_at_every_seed) {
+  // The reverse is legitimate: acc_round=rz bounds each step by a whole ulp, round-to-nearest
+  // stays within it.
+  expect_passes_at_every_seed("acc_rne", simulating_as([](problem& q) { q.dt.acc_round = rounding::rne; }),
+                              {"softmax shape=3x129 axis=-1 dt=f32 acc_round=rz", "log_softmax shape=16x1000 axis=-1 dt=bf16:f32:bf16 acc_round=rz"});
 }
 
 TEST(softmax, f64_contracts_validate) {
