@@ -452,7 +452,7 @@ TEST(matmul_variants, tightness_of_other_summation_orders) {
   const std::pair<sum_order, const char*> orders[] = {
       {sum_order::reversed, "reversed"}, {sum_order::split_k, "split-K"}, {sum_order::pairwise, "pairwise"}};
   for (const auto& [order, name] : orders) {
-    auto b = variant(order);
+    function_backend b(name, variant(order));
     expect_tight_within_bound(std::string("variant:") + name, b, [](std::int64_t k) {
       return "matmul m=16 n=16 k=" + std::to_string(k) + " dt=f32:f32:f32";
     });
