@@ -216,7 +216,7 @@ class Policy:
 
     def __init__(self, text: str = 'bound') -> None:
         """
-        bound[:false_alarm=P], relative-to-sim[:m=M], exact or fixed:rtol=R,atol=A
+        bound[:false_alarm=P][,random_data=0], relative-to-sim[:m=M], exact or fixed:rtol=R,atol=A
         """
 
     @property

@@ -78,7 +78,7 @@ void bind_policy(nb::module_& m) {
   nb::class_<policy>(m, "Policy", "How a result is judged (docs/NUMERICS.md)")
       .def("__init__", [](policy* p, std::string_view text) { new (p) policy(parse_policy(text)); },
            nb::arg("text") = "bound",
-           "bound[:false_alarm=P], relative-to-sim[:m=M], exact or fixed:rtol=R,atol=A")
+           "bound[:false_alarm=P][,random_data=0], relative-to-sim[:m=M], exact or fixed:rtol=R,atol=A")
       .def_ro("kind", &policy::kind)
       .def("__str__", &policy::to_string)
       .def("__repr__", [](const policy& p) { return "Policy('" + p.to_string() + "')"; });
