@@ -59,13 +59,14 @@ double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
 void random_sign_constants(double n, double outputs, double u, double false_alarm, double leaf_roundings,
                            accumulation_gamma& g) {
   // Any summation order of n terms is a binary tree of n - 1 additions; its error is exactly
-  // sum_v delta_v x_v (x_v the sum a node rounds, |delta_v| <= u) plus the products' own
-  // roundings delta_k t_k (`leaf_roundings` per term: the product, a scale). Half the false-alarm budget bounds each node's exact partial sum
-  // s_v (a value-independent subset of the terms, Hoeffding on the signs given the
-  // magnitudes: |s_v| <= mu sqrt(sum_{k in v} t_k^2), union over every node of every sum);
-  // each term lies under at most n - 1 nodes, so sum_v s_v^2 <= mu^2 (n-1) sum t^2. The
-  // other half bounds the rounding martingale (Azuma, union over the sums): |error| <=
-  // lambda u sqrt(sum_v x_v^2 + leaf_roundings sum t^2), and |x_v - s_v| <= gamma_det(n) sum_{k in v}|t_k|.
+  // sum_v delta_v x_v (x_v the sum a node rounds, |delta_v| <= u) plus the terms' own
+  // roundings delta_k t_k (`leaf_roundings` per term: the product, a scale). Half the
+  // false-alarm budget bounds each node's exact partial sum s_v, the sum of a value-independent
+  // subset of the terms: Hoeffding on the signs given the magnitudes, |s_v| <= mu
+  // sqrt(sum_{k in v} t_k^2), with a union over every node of every sum. Each term lies under
+  // at most n - 1 nodes, so sum_v s_v^2 <= mu^2 (n-1) sum t^2. The other half bounds the
+  // rounding martingale (Azuma, union over the sums): |error| <= lambda u sqrt(sum_v x_v^2 +
+  // leaf_roundings sum t^2), where |x_v - s_v| <= gamma_det(n) sum_{k in v} |t_k|.
   const double nodes = std::max(n - 1, 1.0);
   const double mu = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) * nodes / (false_alarm / 2)));
   const double lambda = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) / (false_alarm / 2)));
