@@ -124,20 +124,16 @@ def failed_journal(d, tmp_path, known):
                      "--markdown", tmp_path / "table.md")
 
 
-def test_a_failed_case_is_reported_and_fails_the_run(run, tmp_path):
+@pytest.mark.parametrize("known, exit_code, message, cell", [
+    (False, 1, "FAILED (not a known failure): opval repro 'matmul m=16 n=16 k=64", "FAIL 2.5"),
+    (True, 0, "known failure, 1 cases: sim matmul dt=f32:f32:f32: a planted library disagreement", "known FAIL"),
+])
+def test_a_failed_case_fails_the_run_unless_it_is_a_known_failure(run, tmp_path, known, exit_code, message, cell):
     d, _ = run
-    done = failed_journal(d, tmp_path, known=False)
-    assert done.returncode == 1, done.stderr
-    assert "FAILED (not a known failure): opval repro 'matmul m=16 n=16 k=64" in done.stderr
-    assert markdown_rows((tmp_path / "table.md").read_text())[("matmul", "f32:f32:f32", "sim")][0].startswith("FAIL 2.5")
-
-
-def test_a_known_failure_is_shown_but_does_not_fail_the_run(run, tmp_path):
-    d, _ = run
-    done = failed_journal(d, tmp_path, known=True)
-    assert done.returncode == 0, done.stderr
-    assert "known failure, 1 cases: sim matmul dt=f32:f32:f32: a planted library disagreement" in done.stderr
-    assert markdown_rows((tmp_path / "table.md").read_text())[("matmul", "f32:f32:f32", "sim")][0].startswith("known FAIL")
+    done = failed_journal(d, tmp_path, known=known)
+    assert done.returncode == exit_code, done.stderr
+    assert message in done.stderr
+    assert markdown_rows((tmp_path / "table.md").read_text())[("matmul", "f32:f32:f32", "sim")][0].startswith(cell)
 
 
 TEST_MATMUL = ROOT / "build" / "tests" / "cpp" / "test_matmul"
