@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _opval
 
 
@@ -29,18 +31,39 @@ def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | N
     return None
 
 
-# Attention features the framework adapters do not map (softcap, sliding windows, a bias with
-# batch or head dims): refused rather than computed without them.
-ATTENTION_UNMAPPED = {"softcap": 0.0, "window_left": -1, "window_right": -1, "mask_shape": "lq_lk"}
+def attention_visible(p, lq: int, lk: int) -> np.ndarray | None:
+    """[lq, lk] booleans, True where query i attends key j under opval's causal mask and sliding
+    window (docs/ops/attention.md): with off = 0 for causal=top_left and lk - lq otherwise, key
+    j is visible when j <= i + off (causal) and i + off - window_left <= j <= i + off +
+    window_right (each side only when >= 0). None when every key is visible. Key lengths and
+    the bias are the adapters' own (they differ per batch)."""
+    causal, left, right = p.get("causal"), p.get("window_left"), p.get("window_right")
+    if causal == "none" and left < 0 and right < 0:
+        return None
+    diagonal = np.arange(lq)[:, None] + (0 if causal == "top_left" else lk - lq)
+    key = np.arange(lk)[None, :]
+    visible = np.ones((lq, lk), dtype=bool)
+    if causal != "none":
+        visible &= key <= diagonal
+    if left >= 0:
+        visible &= key >= diagonal - left
+    if right >= 0:
+        visible &= key <= diagonal + right
+    return visible
 
 
-def integer_wrap_refusal(p: _opval.Problem) -> str | None:
-    """add/mul on an integer contract wrap modulo 2^bits; the adapters compute integer contracts
-    in float64 (compute_dtype), which neither wraps nor keeps i64's low bits: refused."""
-    if not _opval.dtype_info(p.contract.dst).is_float:
-        return (f"{p.op} {p.contract.types_string()}: integer results wrap modulo 2^bits; the adapter computes "
-                "integer contracts in float64")
-    return None
+def attention_has_keyless_rows(p, key_lengths: np.ndarray | None) -> bool:
+    """Whether some query row sees no key (its output is 0 in opval): a key length of 0, or a
+    causal mask or window that hides every key from a row."""
+    visible = attention_visible(p, p.get("lq"), p.get("lk"))
+    return bool(key_lengths is not None and (key_lengths <= 0).any()) or (
+        visible is not None and not visible.any(axis=1).all())
+
+
+def attention_bias_4d(bias):
+    """The bias as [b|1, h|1, lq, lk] (mask_shape=lq_lk gives [lq, lk]), as SDPA's and ONNX's
+    attn_mask broadcast it over batch and query heads."""
+    return bias.reshape((1, 1) + tuple(bias.shape)) if bias.ndim == 2 else bias
 
 
 # opval's narrow formats, which the adapters do not map (their tensors would be read as raw

@@ -2,13 +2,16 @@
 problem, else the explicit softmax(scale*QK^T + bias) V in jnp.
 
 jax.nn.dot_product_attention (its XLA implementation) takes GQA (query head h reads kv head
-h // (H/Hkv), as opval), is_causal (top-left: j <= i), an additive bias, a boolean mask (the
-bottom-right causal j <= i + lk - lq) and key_value_seq_lengths. It cannot take:
+h // (H/Hkv), as opval), is_causal (top-left: j <= i), an additive bias (any mask_shape, as
+[b|1, h|1, lq, lk]), a boolean mask (the bottom-right causal j <= i + lk - lq, sliding
+windows) and key_value_seq_lengths. It cannot take:
   - dv != d: it requires V shaped as K;
-  - a query row with no visible key (a key length of 0; bottom-right causal with lq > lk): it
-    masks by replacing logits with -0.7 * float32 max, so such a row averages V uniformly,
-    where opval gives 0.
-Those cases take the explicit path: QK^T with jnp.einsum, jax.nn.softmax(where=visible)
+  - softcap: it has no score soft-capping;
+  - a query row with no visible key (a key length of 0; bottom-right causal with lq > lk; a
+    window that hides every key from a row): it masks by replacing logits with -0.7 * float32
+    max, so such a row averages V uniformly, where opval gives 0.
+Those cases take the explicit path: QK^T with jnp.einsum, softcap·tanh(logits/softcap),
+the bias, jax.nn.softmax(where=visible)
 (masked logits never enter; a row with no visible key is all 0, opval's semantics), and
 P V with jnp.einsum. Which path a case takes is decided on the host from the problem and its
 key lengths (attention_choices), and is part of the jit key.
@@ -31,7 +34,7 @@ import numpy as np
 from jax import lax
 
 from ... import _opval
-from ..base import ATTENTION_UNMAPPED, FrameworkOp, attribute_refusal
+from ..base import FrameworkOp, attention_bias_4d, attention_has_keyless_rows, attention_visible
 from .static import StaticProblem
 
 
@@ -50,44 +53,52 @@ def _scale(p) -> float:
 def attention_choices(p: _opval.Problem, x: dict[str, np.ndarray]) -> dict[str, str]:
     """The path a case takes: 'jax.nn' (dot_product_attention) or 'explicit' (see above)."""
     s = _sizes(p)
-    keyless_rows = (p.get("causal") == "bottom_right" and s["lq"] > s["lk"]) or (
-        p.get("key_lengths") and bool((x["key_lengths"] <= 0).any()))
-    return {"path": "explicit" if s["dv"] != s["d"] or keyless_rows else "jax.nn"}
+    explicit = s["dv"] != s["d"] or p.get("softcap") != 0.0 or attention_has_keyless_rows(p, x.get("key_lengths"))
+    return {"path": "explicit" if explicit else "jax.nn"}
 
 
-def _causal_visible(p: StaticProblem, lq: int, lk: int) -> jax.Array | None:
-    """[lq, lk], True where key j is visible to query i under the causal mask; None without one."""
-    causal = p.get("causal")
-    if causal == "none":
-        return None
-    offset = 0 if causal == "top_left" else lk - lq  # bottom_right: j <= i + lk - lq
-    return jnp.tril(jnp.ones((lq, lk), dtype=bool), k=offset)
+def _visible(p: StaticProblem, lq: int, lk: int) -> jax.Array | None:
+    """[lq, lk], True where key j is visible to query i under the causal mask and the sliding
+    window; None when every key is."""
+    visible = attention_visible(p, lq, lk)
+    return None if visible is None else jnp.asarray(visible)
 
 
 def _jax_nn(p: StaticProblem, x: dict, s: dict[str, int]) -> jax.Array:
     """jax.nn.dot_product_attention on [b, l, heads, d] views of opval's [b, heads, l, d]."""
     q, k, v = (jnp.swapaxes(x[name], 1, 2) for name in ("q", "k", "v"))
     kwargs = {"scale": _scale(p), "implementation": "xla"}
-    if p.get("causal") == "top_left":
+    window = p.get("window_left") >= 0 or p.get("window_right") >= 0
+    if p.get("causal") == "top_left" and not window:
         kwargs["is_causal"] = True
-    elif p.get("causal") == "bottom_right":
-        kwargs["mask"] = _causal_visible(p, s["lq"], s["lk"])[None, None]
+    elif (visible := _visible(p, s["lq"], s["lk"])) is not None:
+        kwargs["mask"] = visible[None, None]
     if "mask" in x:
-        kwargs["bias"] = x["mask"][None, None]  # [lq, lk], broadcast over b and h
+        kwargs["bias"] = attention_bias_4d(x["mask"])  # broadcast over b and h
     if "key_lengths" in x:
         kwargs["key_value_seq_lengths"] = x["key_lengths"].astype(jnp.int32)
     return jnp.swapaxes(jax.nn.dot_product_attention(q, k, v, **kwargs), 1, 2)
 
 
+def _grouped_bias(bias: jax.Array, h: int, hkv: int) -> jax.Array:
+    """The [b|1, h|1, lq, lk] bias as [b|1, hkv|1, h/hkv|1, lq, lk], the grouped logits' layout."""
+    bias = attention_bias_4d(bias)
+    groups = (hkv, h // hkv) if bias.shape[1] == h else (1, 1)
+    return bias.reshape((bias.shape[0], *groups, *bias.shape[2:]))
+
+
 def _explicit(p: StaticProblem, x: dict, s: dict[str, int], compute) -> jax.Array:
-    """softmax(scale * Q K^T + bias, where=visible) V, query heads grouped by their kv head."""
+    """softmax(cap(scale * Q K^T) + bias, where=visible) V, query heads grouped by their kv head."""
     b, h, hkv, lq, lk = s["b"], s["h"], s["hkv"], s["lq"], s["lk"]
     q = x["q"].reshape(b, hkv, h // hkv, lq, s["d"])
     dot = {"precision": lax.Precision.HIGHEST, "preferred_element_type": compute}
     logits = jnp.einsum("bkgqd,bksd->bkgqs", q, x["k"], **dot) * jnp.asarray(_scale(p), dtype=compute)
+    if (cap := p.get("softcap")) != 0.0:
+        cap = jnp.asarray(cap, dtype=compute)
+        logits = cap * jnp.tanh(logits / cap)
     if "mask" in x:
-        logits = logits + x["mask"]
-    visible = _causal_visible(p, lq, lk)
+        logits = logits + _grouped_bias(x["mask"], h, hkv)
+    visible = _visible(p, lq, lk)
     if "key_lengths" in x:
         keys = (jnp.arange(lk)[None, :] < x["key_lengths"][:, None])[:, None, None, None, :]  # [b,1,1,1,lk]
         visible = keys if visible is None else keys & visible
@@ -104,7 +115,7 @@ def _attention(p: StaticProblem, x: dict, compute) -> list[jax.Array]:
 
 
 ATTENTION_OPS = {
-    "attention": FrameworkOp(_attention, lambda p: attribute_refusal(p, ATTENTION_UNMAPPED)),
+    "attention": FrameworkOp(_attention),
 }
 
 ATTENTION_CHOICES = {"attention": attention_choices}

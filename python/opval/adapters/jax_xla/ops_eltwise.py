@@ -1,11 +1,12 @@
-"""Element-wise ops in JAX: relu, gelu, silu, add, mul, cast."""
+"""Element-wise ops in JAX: relu, gelu, silu, add, mul, cast (add and mul on integer contracts
+in the operands' own type, which XLA wraps modulo 2^bits, as the contract does)."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
 from ... import _opval
-from ..base import FrameworkOp, integer_wrap_refusal
+from ..base import FrameworkOp
 from .static import StaticProblem
 
 
@@ -42,8 +43,8 @@ ELTWISE_OPS = {
     "relu": FrameworkOp(lambda p, x, compute: [jax.nn.relu(x["x"])]),
     "gelu": FrameworkOp(lambda p, x, compute: [jax.nn.gelu(x["x"], approximate=p.get("approximate") == "tanh")]),
     "silu": FrameworkOp(lambda p, x, compute: [jax.nn.silu(x["x"])]),
-    "add": FrameworkOp(lambda p, x, compute: [jnp.add(x["a"], x["b"])], integer_wrap_refusal),
-    "mul": FrameworkOp(lambda p, x, compute: [jnp.multiply(x["a"], x["b"])], integer_wrap_refusal),
+    "add": FrameworkOp(lambda p, x, compute: [jnp.add(x["a"], x["b"])]),
+    "mul": FrameworkOp(lambda p, x, compute: [jnp.multiply(x["a"], x["b"])]),
     "cast": FrameworkOp(_cast),
 }
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..base import FrameworkOp, attribute_refusal
+from ..base import FrameworkOp
 from .static import StaticProblem
 
 
@@ -25,6 +25,8 @@ def _layer_norm(p, x, compute):
         y = y * x["gamma"]
     if "beta" in x:
         y = y + x["beta"]
+    if p.get("stats"):  # opval's mean and inv_std = 1/sqrt(var + eps), shaped as x with the normalized dims 1
+        return [y, mean, lax.rsqrt(var + jnp.asarray(p.get("eps"), dtype=var.dtype))]
     return [y]
 
 
@@ -59,8 +61,7 @@ def _reduce(p, x, compute):
 NORM_OPS = {
     "softmax": FrameworkOp(lambda p, x, compute: [jax.nn.softmax(x["x"], axis=p.get("axis"))]),
     "log_softmax": FrameworkOp(lambda p, x, compute: [jax.nn.log_softmax(x["x"], axis=p.get("axis"))]),
-    # stats=1 (mean and inv_std outputs) is not mapped: refused.
-    "layer_norm": FrameworkOp(_layer_norm, lambda p: attribute_refusal(p, {"stats": False})),
+    "layer_norm": FrameworkOp(_layer_norm),
     "rms_norm": FrameworkOp(_rms_norm),
     "reduce": FrameworkOp(_reduce),
 }

@@ -83,14 +83,18 @@ class Graph:
 
     def op(self, op_type: str, *inputs: str, domain: str = "", out_type: int | None = None, **attrs) -> str:
         """Adds one node with one output; returns the output's name."""
-        out = self._fresh(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, list(inputs), [out], domain=domain, **attrs))
+        return self.op_outputs(op_type, *inputs, domain=domain, out_types=(out_type,), **attrs)[0]
+
+    def op_outputs(self, op_type: str, *inputs: str, domain: str = "", out_types=(None,), **attrs) -> list[str]:
+        """Adds one node with an output per entry of out_types (None: the first input's type);
+        returns the outputs' names."""
+        outs = [self._fresh(op_type.lower()) for _ in out_types]
+        self.nodes.append(helper.make_node(op_type, list(inputs), outs, domain=domain, **attrs))
         if domain:
             self.domains.setdefault(domain, 1)
-        if out_type is None:
-            out_type = next(self.types[i] for i in inputs if i)
-        self.types[out] = out_type
-        return out
+        for out, t in zip(outs, out_types):
+            self.types[out] = t if t is not None else next(self.types[i] for i in inputs if i)
+        return outs
 
     def output(self, value: str, shape) -> None:
         """Declares `value` a graph output of the given shape (its type is tracked)."""

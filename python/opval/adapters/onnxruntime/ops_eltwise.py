@@ -1,7 +1,8 @@
 """Element-wise ops in ONNX: relu, gelu, silu, add, mul, cast.
 
 relu: Relu. gelu: Gelu (opset 20, approximate none|tanh). silu: Mul(x, Sigmoid(x)) (opset 23
-has no single SiLU/Swish op). add, mul: Add, Mul (NumPy broadcasting, as opval).
+has no single SiLU/Swish op). add, mul: Add, Mul (NumPy broadcasting, as opval;
+integer contracts in the operands' own type, which ORT wraps modulo 2^bits, as the contract does).
 cast: y = Cast(x * scale):
   - x arrives in the accumulation type (float sources, converted exactly), or as it is
     (integer and bool sources), then Cast to the accumulation type in the graph;
@@ -23,7 +24,6 @@ import numpy as np
 
 from ... import _opval
 from ...arrays import numpy_dtype
-from ..base import integer_wrap_refusal
 from .case import is_float, onnx_op
 from .graph import Graph, TensorProto, onnx_type
 
@@ -100,7 +100,7 @@ ELTWISE_OPS = {
     "relu": onnx_op(_unary("Relu")),
     "gelu": onnx_op(_gelu),
     "silu": onnx_op(_silu),
-    "add": onnx_op(_binary("Add"), integer_wrap_refusal),
-    "mul": onnx_op(_binary("Mul"), integer_wrap_refusal),
+    "add": onnx_op(_binary("Add")),
+    "mul": onnx_op(_binary("Mul")),
     "cast": onnx_op(_cast),
 }

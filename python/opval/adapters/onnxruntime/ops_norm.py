@@ -2,7 +2,8 @@
 
 softmax / log_softmax: Softmax / LogSoftmax (opset 13+ semantics: one axis).
 layer_norm: LayerNormalization (opset 17) over axis = -norm_axes, epsilon, stash_type=1;
-  affine=0 passes Scale = ones (Scale is a required input; x * 1 is exact) and no B.
+  affine=0 passes Scale = ones (Scale is a required input; x * 1 is exact) and no B; stats=1
+  takes its Mean and InvStdDev outputs.
 rms_norm: RMSNormalization (opset 23) likewise.
   epsilon is a float32 attribute in both: the computation is float32 anyway.
 reduce: ReduceSum / ReduceMean / ReduceMax (opset 18: axes as an int64 input), keepdims;
@@ -13,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import attribute_refusal
 from .case import is_float, onnx_op
-from .graph import Graph, onnx_type
+from .graph import Graph, TensorProto, onnx_type
 
 
 def _softmax(op_type: str):
@@ -37,8 +37,13 @@ def _norm(op_type: str):
         inputs.append(g.input("gamma", x["gamma"]) if "gamma" in x else g.const(np.ones(normalized), compute))
         if "beta" in x:
             inputs.append(g.input("beta", x["beta"]))
-        y = g.op(op_type, *inputs, axis=-axes, epsilon=p.get("eps"), stash_type=1)
-        g.output(y, p.outputs()[0].shape)
+        stats = p.op == "layer_norm" and p.get("stats")
+        # With stats=1, LayerNormalization's optional Mean and InvStdDev outputs (float32 with
+        # stash_type=1, shaped as x with the normalized dims 1: opval's mean and inv_std).
+        out_types = (None, TensorProto.FLOAT, TensorProto.FLOAT) if stats else (None,)
+        outs = g.op_outputs(op_type, *inputs, out_types=out_types, axis=-axes, epsilon=p.get("eps"), stash_type=1)
+        for value, operand in zip(outs, p.outputs()):
+            g.output(value, operand.shape)
         return g
 
     return build
@@ -63,8 +68,7 @@ def _reduce(p, x, compute):
 NORM_OPS = {
     "softmax": onnx_op(_softmax("Softmax")),
     "log_softmax": onnx_op(_softmax("LogSoftmax")),
-    # stats=1 (LayerNormalization's Mean and InvStdDev outputs) is not mapped: refused.
-    "layer_norm": onnx_op(_norm("LayerNormalization"), lambda p: attribute_refusal(p, {"stats": False})),
+    "layer_norm": onnx_op(_norm("LayerNormalization")),
     "rms_norm": onnx_op(_norm("RMSNormalization")),
     "reduce": onnx_op(_reduce),
 }

@@ -1,16 +1,19 @@
-"""Element-wise ops in torch: relu, gelu, silu, tanh, add, mul, cast."""
+"""Element-wise ops in torch: relu, gelu, silu, tanh, add, mul, cast.
+
+add and mul on integer contracts (i32, i64) compute in the operands' own type: torch wraps
+modulo 2^bits, as the contract does."""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from ... import _opval
-from ..base import FrameworkOp, integer_wrap_refusal
+from ..base import FrameworkOp
 from .types import torch_type
 
 
 def _binary(fn):
-    return FrameworkOp(lambda p, x, compute: [fn(x["a"], x["b"])], integer_wrap_refusal)
+    return FrameworkOp(lambda p, x, compute: [fn(x["a"], x["b"])])
 
 
 def _cast(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.Tensor]:
