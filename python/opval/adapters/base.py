@@ -23,14 +23,6 @@ class FrameworkOp:
     supports: Callable[[_opval.Problem], str | None] | None = None
 
 
-def attribute_refusal(p: _opval.Problem, unsupported: dict[str, Any]) -> str | None:
-    """The reason, when p sets an attribute away from the only value the adapter handles."""
-    for name, allowed in unsupported.items():
-        if p.get(name) != allowed:
-            return f"{name}={p.get(name)} is not mapped to the framework's operators"
-    return None
-
-
 def attention_visible(p, lq: int, lk: int) -> np.ndarray | None:
     """[lq, lk] booleans, True where query i attends key j under opval's causal mask and sliding
     window (docs/ops/attention.md): with off = 0 for causal=top_left and lk - lq otherwise, key
