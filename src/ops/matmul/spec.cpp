@@ -90,7 +90,7 @@ matmul_spec::matmul_spec()
 std::string_view matmul_spec::name() const { return "matmul"; }
 
 std::string_view matmul_spec::summary() const {
-  return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8";
+  return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8, MX and NVFP4 block-scaled";
 }
 
 const attr_schema& matmul_spec::schema() const { return schema_; }
