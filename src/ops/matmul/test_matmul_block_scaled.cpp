@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "core/suite_generator.hpp"
 #include "ops/common_block/block_scaling.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/op_testing.hpp"
 #include "opval/backend.hpp"
+#include "opval/session.hpp"
 
 namespace opval::test {
 namespace {
@@ -264,6 +266,36 @@ TEST(MatmulBlockScaled, OperandsAndContracts) {
   const auto contracts = p.spec().contracts();
   for (const std::string& c : ops::common_gemm::block_scaled_contracts())
     EXPECT_NE(std::find(contracts.begin(), contracts.end(), c), contracts.end()) << c;
+}
+
+// The generated suite gives the block-scaled contracts valid problems: a block dividing k,
+// MX and NVFP4 scales both; and the fp8 contracts both per-tensor and block-scaled cases.
+TEST(MatmulBlockScaled, GeneratedSuiteCoversTheBlockScaledContracts) {
+  const auto sim = make_backend("sim");
+  const support_query supports = [&](const problem& p) { return sim->supports(p); };
+  for (const char* dt : {"f4_e2m1:f32:f32", "f6_e3m2:f32:bf16", "f8_e4m3:f32:f32"}) {
+    generation_options o;
+    o.contracts = {dt};
+    const generated_suite g = generate_suite(find_op("matmul"), supports, o);
+    int mx = 0, nvfp4 = 0, plain = 0;
+    for (const located_problem& lp : g.problems) {
+      const std::int64_t block = lp.prob.get_int("block");
+      if (block == 0) {
+        ++plain;
+        continue;
+      }
+      EXPECT_EQ(lp.prob.get_int("k") % block, 0) << lp.prob.to_string();
+      (lp.prob.get_choice("block_scale") == "f8_e4m3" ? nvfp4 : mx) += 1;
+    }
+    EXPECT_GT(nvfp4, 0) << dt;
+    if (std::string(dt) == "f8_e4m3:f32:f32") {  // block scaling is one feature among many
+      EXPECT_GT(mx, 0) << dt;
+      EXPECT_GT(plain, 10) << dt;
+    } else {  // every case block-scaled, MX where no value sets the block
+      EXPECT_GT(mx, 10) << dt;
+      EXPECT_EQ(plain, 0) << dt;
+    }
+  }
 }
 
 // The plain-GEMM backends cannot express block scaling: they decline it (UNIMPLEMENTED with
