@@ -262,16 +262,15 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
   for (std::size_t i = 0; i < roles.size(); ++i) {
     if (roles[i] != operand_role::a && roles[i] != operand_role::b) continue;
     const bool is_a = roles[i] == operand_role::a;
+    // Block-scaled elements: wide values of the fill kind (as f32), quantized with their scales.
+    const fill_params fp = input_params(kind, e.block > 0 ? dtype::f32 : in[i].type(), range, p.dt, k);
+    f.random_signs = f.random_signs && symmetric_signs(fp);
     double v = 0;
-    if (e.block > 0) {  // wide values of the fill kind, quantized with their scales
-      const fill_params fp = input_params(kind, dtype::f32, range, p.dt, k);
-      f.random_signs = f.random_signs && symmetric_signs(fp);
+    if (e.block > 0) {
       const operand_slots sl = slots_of(e);
       v = fill_block_scaled(in[i], in[is_a ? sl.a_scale : sl.b_scale], {e.block, e.block_scale, in[i].type()},
                             is_a ? block_axis::along_rows : block_axis::down_columns, fp, seed, i);
     } else {
-      const fill_params fp = input_params(kind, in[i].type(), range, p.dt, k);
-      f.random_signs = f.random_signs && symmetric_signs(fp);
       fill_tensor(in[i], fp, seed, i);
       v = rms(centered(in[i].to_vector(), is_a ? e.zp_a : e.zp_b));
     }
