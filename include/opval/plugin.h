@@ -160,7 +160,8 @@ OPVAL_PLUGIN_EXPORT int opval_plugin_supports(const opval_problem* problem, char
 
 /** Computes `problem` synchronously: reads n_inputs input tensors and writes every element
  * of the n_outputs output tensors, in the operand order the op documents (matmul: A, B,
- * then optional operands; output dst). Shapes and strides are those of the case; honour
+ * then the block scales A_scale and B_scale when block > 0, then the optional operands;
+ * output dst). Shapes and strides are those of the case; honour
  * the strides. `stream` is the device queue to run on (NULL for CPU tensors); for CPU
  * tensors the work must be complete when the function returns, for device tensors it must be
  * enqueued on `stream` (see opval_plugin_device). Returns 0 on success; otherwise a nonzero code

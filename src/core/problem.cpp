@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/install_dirs.hpp"
+#include "core/problem_draft.hpp"
 #include "opval/error.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/tensor.hpp"
@@ -291,7 +292,9 @@ bool problem::operator==(const problem& other) const {
   return true;
 }
 
-problem parse_problem(std::string_view line) {
+namespace detail {
+
+problem parse_problem_draft(std::string_view line) {
   auto tokens = tokenize(line);
   if (tokens.empty()) throw parse_error("empty problem descriptor", "", 1);
   const op_spec* spec = nullptr;
@@ -306,6 +309,14 @@ problem parse_problem(std::string_view line) {
   if (!contracts.empty()) p.dt = parse_contract_types(contracts.front());
   std::set<std::string, std::less<>> seen;
   for (std::size_t i = 1; i < tokens.size(); ++i) apply_token(p, tokens[i], seen);
+  return p;
+}
+
+}  // namespace detail
+
+problem parse_problem(std::string_view line) {
+  problem p = detail::parse_problem_draft(line);
+  const op_spec* spec = &p.spec();
   try {
     spec->validate(p);
     check_operand_sizes(p);

@@ -1,4 +1,5 @@
 #include "core/suite_generator.hpp"
+#include "core/problem_draft.hpp"
 
 #include <algorithm>
 #include <map>
@@ -57,13 +58,29 @@ bool merge(fragment_tokens& t, const std::string& text, bool base) {
   return true;
 }
 
-/// Adds the tokens of `text` whose keys t does not set.
+/// Adds the tokens of `text` whose keys t does not set or only the base sets (a block-scaled
+/// matmul's k, a multiple of its block, in place of the base's).
 void add_missing(fragment_tokens& t, const std::string& text) {
-  for (auto& [k, v] : split_tokens(text))
-    if (const std::string& key = k; std::none_of(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == key; })) {
+  for (auto& [k, v] : split_tokens(text)) {
+    const std::string& key = k;  // a structured binding is no lambda capture before clang 16
+    const auto it = std::find_if(t.kv.begin(), t.kv.end(), [&](const auto& e) { return e.first == key; });
+    if (it == t.kv.end()) {
       t.kv.emplace_back(k, v);
       t.from_base.push_back(true);
+    } else if (t.from_base[static_cast<std::size_t>(it - t.kv.begin())]) {
+      it->second = v;
     }
+  }
+}
+
+/// The problem a table's `complete` reads: the candidate itself, or where it is not valid yet
+/// (a block-scaled contract without its block), its draft.
+problem completion_input(const std::string& line) {
+  try {
+    return parse_problem(line);
+  } catch (const error&) {
+    return detail::parse_problem_draft(line);
+  }
 }
 
 /// Whether two fragments set some key to different values.
@@ -121,11 +138,8 @@ class contract_generator {
       if (!merge(t, fragment(v), false)) return {outcome::inapplicable, "two values set one key differently", {}};
     problem p;
     try {
+      if (table_.complete) add_missing(t, table_.complete(completion_input(line_of(op_.name(), t))));
       p = parse_problem(line_of(op_.name(), t));
-      if (table_.complete) {
-        add_missing(t, table_.complete(p));
-        p = parse_problem(line_of(op_.name(), t));
-      }
     } catch (const error& e) {
       return {outcome::inapplicable, without_position(e.what()), {}};
     }

@@ -65,13 +65,13 @@ _NARROW_TYPES = frozenset({"f8_e4m3fnuz", "f8_e5m2fnuz", "f8_e8m0", "f4_e2m1", "
 
 def format_refusal(p: _opval.Problem, framework: str) -> str | None:
     """Why a framework adapter cannot run p's operand formats: a narrow format, or the block
-    scales of a block-scaled cast (MX, NVFP4); None when it can."""
+    scales of a block-scaled cast or matmul (MX, NVFP4); None when it can."""
     for o in [*p.inputs(), *p.outputs()]:
         name = _opval.dtype_name(o.dtype)
         if name in _NARROW_TYPES:
             return f"the {framework} adapter has no mapping for {name} (operand {o.name})"
-        if o.name in ("x_scale", "y_scale"):
-            return f"the {framework} adapter has no mapping for block-scaled casts (MX, NVFP4)"
+        if o.name in ("x_scale", "y_scale", "A_scale", "B_scale"):
+            return f"the {framework} adapter has no mapping for block-scaled casts and matmuls (MX, NVFP4)"
     return None
 
 

@@ -1,4 +1,5 @@
 // oneDNN matmul with its fused post-ops, float and int8.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace opval::onednn {
 // output channel N as the last dimension.
 plan matmul_plan(const problem& p, const std::vector<operand_view>& in, const std::vector<operand_view>& out,
                  const dnnl::engine& eng) {
+  if (const std::int64_t block = p.get_int("block"); block > 0)
+    throw refusal{support::unimplemented("onednn backend: block-scaled matmul (block=" + std::to_string(block) +
+                                         ", A_scale and B_scale): this backend maps no MX or NVFP4 matmul to oneDNN")};
   require_gemm_contract(p);
   // Found by the empty-tensor cases of the matmul suite; refused here, since the crash would
   // take down a process that runs oneDNN in-process (--isolation none, the library's tests).

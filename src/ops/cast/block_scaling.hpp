@@ -11,46 +11,31 @@
 //   saturating to +-max (OCP MX v1.0 6.3).
 // - dequantize, dt=E:acc:W: inputs x (E) and x_scale (block_scale); output y = round_W(x * S
 //   * scale), x * S exact in acc, times scale rounded to acc (skipped when scale = 1).
-// The block scale S:
-// - block_scale=f8_e8m0 (MX): 2^(floor(log2 amax) - emax_E), emax_E the exponent of E's
-//   largest value (e4m3 8, e5m2 15, e2m3 2, e3m2 4, e2m1 2), clamped to [2^-127, 2^127];
-//   amax = 0 gives 2^-127.
-// - block_scale=f8_e4m3 (NVFP4): round_e4m3(amax / max_E), rne, saturating at 448, and at least
-//   e4m3's smallest normal 2^-6 (as torchao).
-// - a block holding NaN or +-Inf has the scale NaN (opval's choice; OCP leaves it open), and
-//   its elements are round_E(v / NaN): NaN where E has NaN, else 0.
+// The block scales and the elements follow common_block/block_scaling.hpp; a block holding NaN or
+// +-Inf has the scale NaN and its elements are round_E(v / NaN): NaN where E has NaN, else 0.
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "ops/common_block/block_scaling.hpp"
 #include "opval/dtype.hpp"
 #include "opval/op_spec.hpp"
 
 namespace opval::ops::cast {
 
-struct block_format {
-  std::int64_t block = 0;  ///< elements per scale, along the innermost axis
-  dtype scale_type = dtype::f8_e8m0;
-  dtype element = dtype::f8_e4m3;
-  bool quantize = true;    ///< wide -> (elements, scales); false: (elements, scales) -> wide
+/// A cast's block format: the shared format and the direction.
+struct block_format : common_block::block_scaling {
+  bool quantize = true;  ///< wide -> (elements, scales); false: (elements, scales) -> wide
 };
 
-/// The element types a block-scaled cast quantizes to.
-inline constexpr dtype block_elements[] = {dtype::f8_e4m3, dtype::f8_e5m2, dtype::f6_e2m3, dtype::f6_e3m2,
-                                           dtype::f4_e2m1};
+using common_block::block_amax;
+using common_block::block_elements;
+using common_block::block_scale;
 
 /// The block format of p, or nothing when block=0; throws opval::error for an inconsistent one.
 std::optional<block_format> block_format_of(const problem& p);
 
 /// The shape of the scales of a tensor of `shape`.
 dims scale_shape(dims shape, std::int64_t block);
-
-/// The scale of one block whose values' largest magnitude is amax (NaN if the block holds a
-/// NaN or an infinity).
-double block_scale(const block_format& f, double amax);
-
-/// The largest magnitude of each block of `values` (row-major, blocks of f.block), NaN for a
-/// block holding NaN or Inf.
-std::vector<double> block_amax(const block_format& f, const std::vector<double>& values);
 
 }  // namespace opval::ops::cast

@@ -82,8 +82,7 @@ const attr_schema& cast_spec::schema() const {
                "block scaling (MX, NVFP4): elements per scale along the innermost axis; 0: none, else a "
                "quantize (wide -> y, y_scale) or dequantize (x, x_scale -> wide)",
                0, 1 << 20),
-      choice_attr("block_scale", "f8_e8m0", {"f8_e8m0", "f8_e4m3"},
-                  "with block > 0: the scales' type, f8_e8m0 (OCP MX) or f8_e4m3 (NVFP4)"));
+      common_block::block_scale_attr());
   return s;
 }
 std::vector<std::string> cast_spec::fills() const {

@@ -106,6 +106,10 @@ epilogue_spec read_epilogue(const problem& p, bool has_beta) {
   e.zp_dst = p.get_int("zp_dst");
   e.integer_acc = is_integer(p.dt.acc);
   e.integer_dst = is_integer(p.dt.dst);
+  if (p.spec().schema().find("block")) {  // matmul's block scaling; conv2d has none
+    e.block = p.get_int("block");
+    e.block_scale = parse_dtype(p.get_choice("block_scale"));
+  }
   auto in_range = [](dtype t, std::int64_t v) {
     return static_cast<double>(v) >= traits(t).lowest && static_cast<double>(v) <= traits(t).max;
   };

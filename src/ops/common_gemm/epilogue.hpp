@@ -44,6 +44,10 @@ struct epilogue_spec {
   double scale_dst = 1;             ///< integer dst: dst = y / scale_dst + zp_dst
   std::int64_t zp_dst = 0;
   bool integer_acc = false;         ///< exact integer accumulation (u8/i8 contracts)
+  /// Block-scaled A and B (matmul's block > 0): elements per scale along k; the scales
+  /// (A_scale, B_scale, of type block_scale) follow A and B among the inputs.
+  std::int64_t block = 0;
+  dtype block_scale = dtype::f8_e8m0;
   bool integer_dst = false;
 };
 

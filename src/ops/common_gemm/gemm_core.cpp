@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "ops/common_block/block_scaling.hpp"
+#include "ops/common_gemm/block_scaled_operands.hpp"
 #include "opval/error.hpp"
 #include "core/fill.hpp"
 
@@ -21,6 +25,12 @@ constexpr const char* contract_texts[] = {
     "f8_e5m2:f32:bf16", "f8_e5m2:f32:f32",  "f8_e4m3xf8_e5m2:f32:bf16", "u8xi8:i32:f32",
     "i8xi8:i32:f32",    "u8xi8:i32:bf16",   "u8xi8:i32:i8",           "u8xi8:i32:u8",
     "i8xi8:i32:i8",     "u8xi8:i32:i32",    "i8xi8:i32:i32"};
+
+// The block-scaled contracts listed (is_block_scaled_contract accepts every element pair).
+constexpr const char* block_contract_texts[] = {
+    "f8_e4m3:f32:f32", "f8_e4m3:f32:bf16", "f8_e5m2:f32:f32", "f8_e5m2:f32:bf16", "f8_e4m3xf8_e5m2:f32:f32",
+    "f6_e2m3:f32:f32", "f6_e2m3:f32:bf16", "f6_e3m2:f32:f32", "f6_e3m2:f32:bf16", "f4_e2m1:f32:f32",
+    "f4_e2m1:f32:bf16", "f4_e2m1:f32:f16"};
 
 bool same_types(const contract& x, const contract& y) {
   return x.src == y.src && x.wei == y.wei && x.math == y.math && x.acc == y.acc && x.dst == y.dst;
@@ -193,6 +203,39 @@ void check_contract(std::string_view op, const contract& c) {
   throw error(std::string(op) + " does not support contract dt=" + c.types_string() + " (supported: " + known + ")");
 }
 
+std::vector<std::string> block_scaled_contracts() {
+  std::vector<std::string> out;
+  for (const char* t : block_contract_texts) out.push_back(parse_contract_types(t).types_string());
+  return out;
+}
+
+bool is_block_scaled_contract(const contract& c) {
+  using common_block::is_block_element;
+  const bool dst = c.dst == dtype::f32 || c.dst == dtype::bf16 || c.dst == dtype::f16;
+  return is_block_element(c.src) && is_block_element(c.wei) && !c.rounds_inputs() && c.acc == dtype::f32 && dst;
+}
+
+bool requires_block(const contract& c) {
+  const auto f8 = [](dtype t) { return t == dtype::f8_e4m3 || t == dtype::f8_e5m2; };
+  return is_block_scaled_contract(c) && !(f8(c.src) && f8(c.wei));
+}
+
+void check_block_scaling(const problem& p, const epilogue_spec& e, std::int64_t k) {
+  if (e.block == 0) {
+    if (requires_block(p.dt))
+      throw error(fmt::format("dt={} is a block-scaled contract: it needs block=32 (OCP MX, block_scale=f8_e8m0) "
+                              "or block=16 block_scale=f8_e4m3 (NVFP4)",
+                              p.dt.types_string()));
+    if (e.block_scale != dtype::f8_e8m0) throw error("block_scale=f8_e4m3 needs block > 0 (e.g. block=16)");
+    return;
+  }
+  if (!is_block_scaled_contract(p.dt))
+    throw error(fmt::format("block={} needs a block-scaled contract (A and B of f8_e4m3 f8_e5m2 f6_e2m3 f6_e3m2 "
+                            "f4_e2m1, acc f32, dst f32, bf16 or f16; e.g. dt=f4_e2m1:f32:f32), not dt={}",
+                            e.block, p.dt.types_string()));
+  if (k % e.block != 0) throw error(fmt::format("block={} must divide k={}", e.block, k));
+}
+
 dtype aux_type(const contract& c) { return is_float(c.dst) ? c.dst : dtype::f32; }
 
 std::vector<double> centered(std::vector<double> values, std::int64_t zp) {
@@ -205,7 +248,7 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
                       std::span<const operand_role> roles, std::uint64_t seed, std::span<tensor> in) {
   const fill_kind kind = p.fill == "default" ? (e.integer_acc ? fill_kind::uniform : fill_kind::normal)
                                              : parse_fill_kind(p.fill);
-  const int r_exact = kind == fill_kind::exact && exact_allowed(e) ? exact_range(e, p.dt, k) : 0;
+  const int r_exact = kind == fill_kind::exact && exact_allowed(e) && e.block == 0 ? exact_range(e, p.dt, k) : 0;
   const int range = std::max(r_exact, 1);
   fill_traits f;
   f.exact = r_exact > 0;
@@ -218,19 +261,29 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
   double rms_a = 1, rms_b = 1;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     if (roles[i] != operand_role::a && roles[i] != operand_role::b) continue;
-    const fill_params fp = input_params(kind, in[i].type(), range, p.dt, k);
+    const bool is_a = roles[i] == operand_role::a;
+    // Block-scaled elements: wide values of the fill kind (as f32), quantized with their scales.
+    const fill_params fp = input_params(kind, e.block > 0 ? dtype::f32 : in[i].type(), range, p.dt, k);
     f.random_signs = f.random_signs && symmetric_signs(fp);
-    fill_tensor(in[i], fp, seed, i);
-    const double zp = double(roles[i] == operand_role::a ? e.zp_a : e.zp_b);
-    const double v = rms(centered(in[i].to_vector(), static_cast<std::int64_t>(zp)));
-    (roles[i] == operand_role::a ? rms_a : rms_b) = v > 0 ? v : 1.0;
+    double v = 0;
+    if (e.block > 0) {
+      const operand_slots sl = slots_of(e);
+      v = fill_block_scaled(in[i], in[is_a ? sl.a_scale : sl.b_scale], {e.block, e.block_scale, in[i].type()},
+                            is_a ? block_axis::along_rows : block_axis::down_columns, fp, seed, i);
+    } else {
+      fill_tensor(in[i], fp, seed, i);
+      v = rms(centered(in[i].to_vector(), is_a ? e.zp_a : e.zp_b));
+    }
+    (is_a ? rms_a : rms_b) = v > 0 ? v : 1.0;
   }
   double mag = std::abs(dequant_factor(e, e.scale_b)) * std::sqrt(double(std::max<std::int64_t>(k, 1))) * rms_a * rms_b;
   if (!(mag > 0) || !std::isfinite(mag)) mag = 1.0;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     switch (roles[i]) {
       case operand_role::a:
-      case operand_role::b: break;
+      case operand_role::b:
+      case operand_role::a_scale:
+      case operand_role::b_scale: break;
       case operand_role::c:
         fill_tensor(in[i], aux_params(kind, mag / std::max(std::abs(e.beta), 1e-300), range), seed, i);
         break;
@@ -397,6 +450,10 @@ feature_table gemm_feature_table(std::string base, std::vector<suite_feature> sh
 operand_slots slots_of(const epilogue_spec& e) {
   operand_slots s;
   int next = 2;
+  if (e.block > 0) {
+    s.a_scale = next++;
+    s.b_scale = next++;
+  }
   if (e.beta != 0.0) s.c = next++;
   if (e.has_bias) s.bias = next++;
   if (e.has_residual) s.residual = next++;
@@ -408,6 +465,8 @@ std::vector<operand_role> roles_of(const epilogue_spec& e, std::size_t n_inputs)
   const operand_slots sl = slots_of(e);
   std::vector<operand_role> roles(n_inputs, operand_role::a);
   roles[1] = operand_role::b;
+  if (sl.a_scale >= 0) roles[sl.a_scale] = operand_role::a_scale;
+  if (sl.b_scale >= 0) roles[sl.b_scale] = operand_role::b_scale;
   if (sl.c >= 0) roles[sl.c] = operand_role::c;
   if (sl.bias >= 0) roles[sl.bias] = operand_role::bias;
   if (sl.residual >= 0) roles[sl.residual] = operand_role::residual;
@@ -429,7 +488,11 @@ bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k) {
 }
 
 std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v) {
-  std::vector<double> x = centered(t.to_vector(), zp);
+  return dot_operand(t.to_vector(), zp, v);
+}
+
+std::vector<double> dot_operand(std::vector<double> values, std::int64_t zp, dot_values v) {
+  std::vector<double> x = centered(std::move(values), zp);
   if (v == dot_values::magnitudes)
     for (double& e : x) e = std::abs(e);
   if (v == dot_values::squares)
@@ -520,6 +583,7 @@ std::vector<std::int64_t> batch_offsets(const dims& out_batch, const dims& shape
 }
 
 std::string non_gemm_feature(const problem& p, const epilogue_spec& e) {
+  if (e.block > 0) return "block scaling (block=" + std::to_string(e.block) + ", A_scale and B_scale)";
   if (e.has_bias) return "bias=true";
   if (e.act != activation::none) return "act=" + p.get_choice("act");
   if (e.has_residual) return "residual=true";

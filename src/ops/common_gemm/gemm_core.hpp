@@ -19,6 +19,19 @@ namespace opval::ops::common_gemm {
 std::vector<std::string> gemm_contracts();
 /// Throws "<op> does not support contract X (supported: ...)" unless c's types are listed.
 void check_contract(std::string_view op, const contract& c);
+/// The block-scaled contracts listed for matmul (block > 0): MXFP8, MXFP6, MXFP4 and NVFP4
+/// elements, f32 accumulation. is_block_scaled_contract accepts more: any two element types of
+/// common_block::block_elements, acc f32, dst f32, bf16 or f16.
+std::vector<std::string> block_scaled_contracts();
+/// Whether c's types are those of a block-scaled GEMM (as block_scaled_contracts says).
+bool is_block_scaled_contract(const contract& c);
+/// Whether c is block-scaled only: an element type other than fp8 (which is also a per-tensor
+/// scaled contract).
+bool requires_block(const contract& c);
+/// Throws one error naming what is wrong with p's block scaling (`block`, `block_scale`) for
+/// K = k: block > 0 needs a block-scaled contract and must divide k; a block-scaled contract
+/// needs block > 0.
+void check_block_scaling(const problem& p, const epilogue_spec& e, std::int64_t k);
 /// A GEMM-like op's feature table: `base` and the op's own `shape_features`, then the epilogue's
 /// (epilogue_features), at every GEMM contract; its rules add the quantization scales a contract
 /// needs (suite_quant_attrs at the problem's K, from `k_of`) and say which fills an integer
@@ -30,12 +43,12 @@ feature_table gemm_feature_table(std::string base, std::vector<suite_feature> sh
 dtype aux_type(const contract& c);
 
 /// What an input of a GEMM-like op is, for the fill policy.
-enum class operand_role : std::uint8_t { a, b, c, bias, residual, scale };
+enum class operand_role : std::uint8_t { a, b, a_scale, b_scale, c, bias, residual, scale };
 
-/// Input indices of the optional operands after A and B (-1 when absent): C (beta != 0),
-/// bias, residual, per-channel scale_b, in that order.
+/// Input indices of the optional operands after A and B (-1 when absent): A_scale and B_scale
+/// (block > 0), C (beta != 0), bias, residual, per-channel scale_b, in that order.
 struct operand_slots {
-  int c = -1, bias = -1, residual = -1, scale = -1;
+  int a_scale = -1, b_scale = -1, c = -1, bias = -1, residual = -1, scale = -1;
 };
 /// Where e's optional operands are among the inputs.
 operand_slots slots_of(const epilogue_spec& e);
@@ -53,6 +66,8 @@ enum class dot_values : std::uint8_t { signed_values, magnitudes, squares };
 /// The values of a GEMM operand as the exact dot products use them: zero point removed, then
 /// as `v` asks (magnitudes or squares for the error model's sums).
 std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v);
+/// The same on values already read (logical row-major).
+std::vector<double> dot_operand(std::vector<double> values, std::int64_t zp, dot_values v);
 
 /// op_counts of problem p of op s: `flops`, and the bytes of every operand.
 op_counts gemm_counts(const op_spec& s, const problem& p, double flops);
@@ -82,6 +97,8 @@ void epilogue_simulate_all(const contract& c, const epilogue_spec& e, const epil
 /// integer values over the type's range by default); C, bias and residual get the same kind
 /// scaled to the magnitude of the product so that every term matters; per-channel scales are
 /// positive. `exact` picks a range r with K*r^2 exactly representable in the epilogue type.
+/// Block-scaled A and B (e.block > 0) are quantized from wide values of the fill kind, their
+/// scales vary from block to block (fill_block_scaled, block_scaled_operands.hpp).
 fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
                       std::span<const operand_role> roles, std::uint64_t seed, std::span<tensor> in);
 

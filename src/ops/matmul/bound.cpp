@@ -29,8 +29,12 @@ std::vector<error_bound> matmul_spec::bound(const problem& p, const fill_traits&
                                             std::span<const tensor> in, std::span<const tensor> ref) const {
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
-  return {gemm_bound(p, e, double(s.k), with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
-                     [&](dot_values v) { return exact_dots(s, e, in[0], in[1], v); })};
+  // Block scaling: the products of the scaled values are exact (at most 2 x (4 + 4) significant
+  // bits); two more roundings cover a kernel that sums each block's raw products and scales
+  // the partial sum by A's and B's scales in turn.
+  const double k = double(s.k) + (e.block > 0 ? 2.0 : 0.0);
+  return {gemm_bound(p, e, k, with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
+                     [&](dot_values v) { return exact_dots(s, e, in, v); })};
 }
 
 }  // namespace opval::ops::matmul

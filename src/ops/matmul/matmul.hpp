@@ -11,12 +11,19 @@
 //   alpha beta bias act residual scale_a scale_b scale_b_mode zp_a zp_b scale_dst zp_dst
 //                      the epilogue of common_gemm/epilogue.hpp:
 //     dst = act(alpha*scale_a*scale_b[n]*sum_k (a-zp_a)(b-zp_b) + beta*C + bias[n]) + residual
-// Inputs in order: A, B, then C (beta != 0), bias [n], residual (dst's shape),
-// scale_b [n] (scale_b_mode=per_channel). Output: dst.
+//   block block_scale  block scaling (OCP MX: block=32 block_scale=f8_e8m0; NVFP4: block=16
+//                      block_scale=f8_e4m3, its per-tensor f32 scale as scale_a / scale_b): A
+//                      and B hold elements (f8_e4m3 f8_e5m2 f6_e2m3 f6_e3m2 f4_e2m1), each block
+//                      of `block` consecutive k scaled by A_scale [batch_a..., m, k/block] and
+//                      B_scale [batch_b..., k/block, n] (row-major; ta/tb transpose the
+//                      elements only): a = A * A_scale, b = B * B_scale in the formula below
+// Inputs in order: A, B, then A_scale and B_scale (block > 0), C (beta != 0), bias [n],
+// residual (dst's shape), scale_b [n] (scale_b_mode=per_channel). Output: dst.
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ops/common_gemm/epilogue.hpp"
@@ -53,10 +60,15 @@ dims with_matrix(dims batch, std::int64_t rows, std::int64_t cols);
 common_gemm::epilogue_reader reader_of(const matmul_shape& s, const common_gemm::epilogue_spec& e,
                                        std::span<const tensor> in);
 
+/// The values of A and B (logical row-major) as the product uses them: the stored values, or
+/// for block scaling each element times its block's scale (exact in fp64).
+std::pair<std::vector<double>, std::vector<double>> operand_values(const common_gemm::epilogue_spec& e,
+                                                                   std::span<const tensor> in);
+
 /// The exact dot products s (zero points removed) of every output, in fp64, or the sums of
 /// their products' magnitudes or squares (`v`).
-std::vector<double> exact_dots(const matmul_shape& s, const common_gemm::epilogue_spec& e, const tensor& ta,
-                               const tensor& tb, common_gemm::dot_values v);
+std::vector<double> exact_dots(const matmul_shape& s, const common_gemm::epilogue_spec& e,
+                               std::span<const tensor> in, common_gemm::dot_values v);
 
 /// The matmul op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
 /// registration; reference.cpp: the fp64 reference and the contract-exact simulation;

@@ -2,8 +2,10 @@
 // (the sim backend's kernel), per output batch through the shared GEMM code of common_gemm.
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "ops/common_gemm/block_scaled_operands.hpp"
 #include "ops/common_gemm/blocked_gemm.hpp"
 #include "ops/common_gemm/epilogue.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
@@ -54,9 +56,17 @@ epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::sp
   return epilogue_reader(e, in, 1, s.n);
 }
 
-std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
-                               const tensor& tb, dot_values v) {
-  const auto a = dot_operand(ta, e.zp_a, v), b = dot_operand(tb, e.zp_b, v);
+std::pair<std::vector<double>, std::vector<double>> operand_values(const epilogue_spec& e, std::span<const tensor> in) {
+  if (e.block == 0) return {in[0].to_vector(), in[1].to_vector()};
+  const operand_slots sl = slots_of(e);
+  return {dequantized(in[0], in[sl.a_scale], e.block, block_axis::along_rows),
+          dequantized(in[1], in[sl.b_scale], e.block, block_axis::down_columns)};
+}
+
+std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, std::span<const tensor> in,
+                               dot_values v) {
+  auto [va, vb] = operand_values(e, in);
+  const auto a = dot_operand(std::move(va), e.zp_a, v), b = dot_operand(std::move(vb), e.zp_b, v);
   std::vector<double> out(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
@@ -67,7 +77,7 @@ std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, co
 void matmul_spec::reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const {
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
-  std::vector<double> y = exact_dots(s, e, in[0], in[1], dot_values::signed_values);
+  std::vector<double> y = exact_dots(s, e, in, dot_values::signed_values);
   epilogue_reference_all(p.dt, e, reader_of(s, e, in), y);
   out[0].assign(y);
 }
@@ -80,7 +90,8 @@ template <class Accumulate>
 void simulate_with(const problem& p, std::span<const tensor> in, std::span<tensor> out, Accumulate&& accumulate) {
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
-  const std::vector<double> a = in[0].to_vector(), b = in[1].to_vector();
+  const auto values = operand_values(e, in);
+  const std::vector<double>&a = values.first, &b = values.second;
   std::vector<double> acc(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     accumulate(e, s.m, s.n, s.k, std::span(a).subspan(oa, s.m * s.k), std::span(b).subspan(obb, s.k * s.n),

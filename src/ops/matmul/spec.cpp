@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/common_block/block_scaling.hpp"
 #include "ops/common_gemm/epilogue.hpp"
 #include "ops/common_gemm/gemm_core.hpp"
 #include "ops/matmul/matmul.hpp"
@@ -79,22 +80,33 @@ matmul_spec::matmul_spec()
           int_attr("lda", 0, "leading dimension of stored A (0 = tight)", 0),
           int_attr("ldb", 0, "leading dimension of stored B (0 = tight)", 0),
           int_attr("ldc", 0, "leading dimension of dst and C (0 = tight)", 0),
+          int_attr("block", 0,
+                   "block scaling (OCP MX: 32, NVFP4: 16): elements of A and B per scale along k, the scales "
+                   "the inputs A_scale [batch_a..., m, k/block] and B_scale [batch_b..., k/block, n]; 0: none",
+                   0, 1 << 20),
+          common_block::block_scale_attr(),
       }, true)) {}
 
 std::string_view matmul_spec::name() const { return "matmul"; }
 
 std::string_view matmul_spec::summary() const {
-  return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8";
+  return "batched GEMM (broadcast, transposes, padded ld) with alpha/beta, bias, activation, residual; float, fp8, int8, MX and NVFP4 block-scaled";
 }
 
 const attr_schema& matmul_spec::schema() const { return schema_; }
 
-std::vector<std::string> matmul_spec::contracts() const { return gemm_contracts(); }
+std::vector<std::string> matmul_spec::contracts() const {
+  std::vector<std::string> all = gemm_contracts();
+  for (std::string& c : block_scaled_contracts())
+    if (std::find(all.begin(), all.end(), c) == all.end()) all.push_back(std::move(c));
+  return all;
+}
 
 void matmul_spec::validate(const problem& p) const {
-  check_contract("matmul", p.dt);
   const matmul_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, true);
+  check_block_scaling(p, e, s.k);
+  if (e.block == 0) check_contract("matmul", p.dt);
   const std::int64_t lda = p.get_int("lda"), ldb = p.get_int("ldb"), ldc = p.get_int("ldc");
   auto check_ld = [](const char* name, std::int64_t ld, std::int64_t min) {
     if (ld != 0 && ld < min)
@@ -116,6 +128,10 @@ std::vector<operand> matmul_spec::inputs(const problem& p) const {
                  matrix_layout(s.batch_a, s.m, s.k, p.get_bool("ta"), p.get_int("lda"))});
   ops.push_back({"B", p.dt.wei, with_matrix(s.batch_b, s.k, s.n),
                  matrix_layout(s.batch_b, s.k, s.n, p.get_bool("tb"), p.get_int("ldb"))});
+  if (e.block > 0) {  // the block scales, row-major: A's along k in each row, B's along k in each column
+    ops.push_back({"A_scale", e.block_scale, with_matrix(s.batch_a, s.m, s.k / e.block), {}});
+    ops.push_back({"B_scale", e.block_scale, with_matrix(s.batch_b, s.k / e.block, s.n), {}});
+  }
   const dims out = with_matrix(s.batch, s.m, s.n);
   if (e.beta != 0.0) ops.push_back({"C", aux_type(p.dt), out, matrix_layout(s.batch, s.m, s.n, false, p.get_int("ldc"))});
   if (e.has_bias) ops.push_back({"bias", aux_type(p.dt), {s.n}, {}});

@@ -106,6 +106,13 @@ std::vector<std::string> matmul_suite(std::string_view tag) {
     out.push_back(line({4, 5, 3}, " batch_a=0x2 batch_b=1x2", d));
     out.push_back(line({4, 5, 0}, " alpha=0.5 beta=1 bias=1 act=relu", d));
   }
+  // Block-scaled contracts (OCP MX, NVFP4): each at k a multiple of its block, with
+  // transposed elements, broadcast batches and the epilogue.
+  for (const auto& dt : common_gemm::block_scaled_contracts()) {
+    out.push_back(line({17, 33, 128}, " block=32", dt));
+    out.push_back(line({7, 13, 64}, " block=32 ta=1 tb=1 lda=80 batch_a=2x1 batch_b=3", dt));
+    out.push_back(line({17, 33, 64}, " block=16 block_scale=f8_e4m3 beta=0.5 bias=1 act=gelu", dt));
+  }
   return out;
 }
 
