@@ -96,6 +96,9 @@ struct error_bound {
   std::string formula;    ///< how it was derived, with the constants used
   bool meaningful = true; ///< false where no bound means anything (K*u_acc >= 0.5)
   std::string why_not;    ///< the reason, when not meaningful
+  /// The op rounds this output in one direction its attributes choose (cast's e8m0_round=up or
+  /// down), not to nearest: the runner allows a whole ulp of dst and skips the bias test.
+  bool directed_rounding = false;
 };
 
 /// One operator. Implementations live in src/ops/<op>/ and register with OPVAL_REGISTER_OP.

@@ -53,6 +53,17 @@ class problem {
 /// Parses one descriptor line. Throws parse_error naming the token and its column.
 problem parse_problem(std::string_view line);
 
+/// `c` as a problem of `op` carries it: each contract option the op does not read
+/// (op_spec::contract_options) at its default, the accuracy (ulp=) of each elementary function
+/// included, so a preset keeps only the op's share of it (softmax: ulp=opencl is ulp=exp:3,div:2.5).
+contract contract_read_by(const op_spec& op, contract c);
+
+/// Whether a kernel that declares the contract `declared` implements p's: the types equal and
+/// each option the op reads equal (contract_read_by), so `f32 ulp=opencl` implements `softmax
+/// dt=f32 ulp=exp:3,div:2.5` and `relu dt=f32`, not `softmax dt=f32` (exp 2 ulps). What
+/// opval.check's `contracts=` matches with (Problem.implemented_by).
+bool implements_contract(const contract& declared, const problem& p);
+
 /// A problem read from a batch file, with where it came from.
 struct located_problem {
   problem prob;

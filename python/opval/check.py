@@ -44,9 +44,12 @@ class KernelSpec:
     """What a Python kernel promises and supports. Problems outside it are SKIPPED.
 
     contracts: the contracts it implements, types then options ('f32', 'bf16:f32:bf16',
-               'bf16:f32:bf16 mid=bf16', 'f32 denorm=ftz'); None = any. A problem runs only on a
-               contract equal to one of them, options included: 'f32' means f32 with the
-               default options, so not dt=f32 denorm=ftz nor dt=f32 acc_round=rz.
+               'bf16:f32:bf16 mid=bf16', 'f32 denorm=ftz', 'f32 ulp=opencl'); None = any. A
+               problem runs only on a contract equal to one of them, options included, each
+               option compared where the problem's op reads it (Problem.implemented_by): 'f32'
+               means f32 with the default options, so not dt=f32 denorm=ftz nor dt=f32
+               acc_round=rz; 'f32 ulp=opencl' runs softmax dt=f32 ulp=opencl (exp and div its
+               only functions) and relu dt=f32 (none), not softmax dt=f32.
     attrs:     per attribute, the values it supports: a value, a list of values,
                opval.between(lo, hi), opval.where(predicate, text) or opval.rank(n).
     layouts:   "any" (strided and padded views welcome) or "contiguous" (dense row-major
@@ -63,6 +66,7 @@ class KernelSpec:
         a = checked("opval.KernelSpec", dict(contracts=self.contracts, attrs=self.attrs, layouts=self.layouts,
                                              supports=self.supports))
         self.contracts, self.attrs = _canonical_contracts(a.contracts), a.attrs or {}
+        self._declared = None if a.contracts is None else [_opval.Contract(c) for c in a.contracts]
         self._selectors: dict[str, Selector] = {}
 
     def bind(self, op: _opval.Op) -> None:
@@ -75,8 +79,9 @@ class KernelSpec:
 
     def why_not(self, p: _opval.Problem) -> str | None:
         """None when the kernel supports p, else the reason it does not."""
-        if self.contracts is not None and _contract_text(p.contract) not in self.contracts:
-            return f"contract {_contract_text(p.contract)} is not one the kernel implements ({', '.join(self.contracts)})"
+        if self._declared is not None and not any(p.implemented_by(c) for c in self._declared):
+            declared = ", ".join(_contract_text(p.contract_as_read(c)) for c in self._declared)
+            return f"contract {_contract_text(p.contract)} is not one the kernel implements ({declared})"
         for name, sel in self._selectors.items():
             value = p.get(name)
             if not sel.allows(value):

@@ -60,6 +60,13 @@ void bind_problem(nb::module_& m) {
       .def_prop_ro("attrs", &attrs_of, "every attribute of the op with its value here (defaults included)")
       .def("get", &problem::value, nb::arg("name"), "the attribute's value (its default when unset)")
       .def("has", &problem::has, nb::arg("name"), "True when the descriptor sets the attribute explicitly")
+      .def("implemented_by", [](const problem& p, const contract& declared) { return implements_contract(declared, p); },
+           nb::arg("declared"),
+           "whether a kernel declaring `declared` implements this problem's contract: the types and each option "
+           "the op reads equal (ulp= for the functions it reads, so a preset matches its expansion)")
+      .def("contract_as_read", [](const problem& p, const contract& c) { return contract_read_by(p.spec(), c); },
+           nb::arg("contract"),
+           "`contract` as a problem of this op carries it: each option the op does not read at its default")
       .def("inputs", [](const problem& p) { return p.spec().inputs(p); }, "the operands the kernel reads, in order")
       .def("outputs", [](const problem& p) { return p.spec().outputs(p); }, "the operands the kernel writes, in order")
       .def("counts", [](const problem& p) {

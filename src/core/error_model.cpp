@@ -56,6 +56,10 @@ double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
   return rel + absolute;
 }
 
+rounding judged_rounding(const contract& c, const error_bound& eb) {
+  return eb.directed_rounding ? rounding::rz : c.dst_round;
+}
+
 void random_sign_constants(double n, double outputs, double u, double false_alarm, double leaf_roundings,
                            accumulation_gamma& g) {
   // Any summation order of n terms is a binary tree of n - 1 additions; its error is exactly

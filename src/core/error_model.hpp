@@ -65,4 +65,7 @@ namespace opval {
 /// subnormal spacing for rne; 2u|x| + the spacing for rz; +min_normal under ftz; for
 /// integers 0.5 (rne) or 1 (rz)). Overflow to infinity is judged separately.
 double output_rounding_bound(dtype dst, rounding r, denormals d, double x);
+/// The rounding an output is judged with: the contract's dst_round, or rz's whole ulp where the
+/// op rounds that output in one direction (error_bound::directed_rounding).
+rounding judged_rounding(const contract& c, const error_bound& eb);
 }  // namespace opval

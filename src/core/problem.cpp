@@ -84,11 +84,7 @@ void check_op_reads(problem& p, std::string_view key, std::string_view value) {
                               fn == "*" ? std::string("an elementary function") : "the accuracy of " + fn, value, known));
   // A preset (cuda, opencl, exact) keeps only the functions the op uses: its canonical form
   // then names no other, and reads back.
-  const function_accuracy defaults;
-  for (auto [name, field] : {std::pair{"exp", &function_accuracy::exp}, {"erf", &function_accuracy::erf},
-                             {"tanh", &function_accuracy::tanh}, {"div", &function_accuracy::div},
-                             {"rsqrt", &function_accuracy::rsqrt}, {"log", &function_accuracy::log}})
-    if (!reads_it("ulp:" + std::string(name))) p.dt.ulps.*field = defaults.*field;
+  p.dt = contract_read_by(spec, p.dt);
 }
 
 
@@ -325,6 +321,28 @@ problem parse_problem(std::string_view line) {
                       std::string(line), 1);
   }
   return p;
+}
+
+contract contract_read_by(const op_spec& op, contract c) {
+  const std::vector<std::string_view> reads = op.contract_options();
+  const auto unread = [&](std::string_view option) {
+    return std::find(reads.begin(), reads.end(), option) == reads.end();
+  };
+  const contract defaults;
+  if (unread("mid")) c.mid = c.acc;
+  if (unread("in_round")) c.in_round = defaults.in_round;
+  if (unread("acc_round")) c.acc_round = defaults.acc_round;
+  if (unread("dst_round")) c.dst_round = defaults.dst_round;
+  if (unread("denorm")) c.denorm = defaults.denorm;
+  for (auto [name, field] : {std::pair{"ulp:exp", &function_accuracy::exp}, {"ulp:erf", &function_accuracy::erf},
+                             {"ulp:tanh", &function_accuracy::tanh}, {"ulp:div", &function_accuracy::div},
+                             {"ulp:rsqrt", &function_accuracy::rsqrt}, {"ulp:log", &function_accuracy::log}})
+    if (unread(name)) c.ulps.*field = defaults.ulps.*field;
+  return c;
+}
+
+bool implements_contract(const contract& declared, const problem& p) {
+  return contract_read_by(p.spec(), declared) == contract_read_by(p.spec(), p.dt);
 }
 
 std::vector<located_problem> read_problem_file(const std::string& path) {

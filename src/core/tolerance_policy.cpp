@@ -23,9 +23,10 @@ double max_abs_finite(const tensor& ref) {
 }
 
 // Why the rounding-bias test does not apply to an output judged by its bound ("" if it does).
-std::string bias_exemption(const contract& c, const fill_traits& f) {
+std::string bias_exemption(const contract& c, const fill_traits& f, const error_bound& eb) {
   if (!is_float(c.dst)) return "integer outputs lie on a grid as coarse as their ULP";
   if (c.dst_round != rounding::rne) return "the contract promises directed output rounding";
+  if (eb.directed_rounding) return "the problem asks for directed output rounding";
   if (f.repeated_values) return "the fill repeats values, so rounding errors are not independent";
   return {};
 }
@@ -33,12 +34,13 @@ std::string bias_exemption(const contract& c, const fill_traits& f) {
 judgement judge_by_bound(const error_bound& eb, const tensor& ref, const contract& c) {
   judgement j;
   const double* comp = eb.compute.data_as<double>();
-  j.total = map_reference(ref, [&](std::int64_t i, double r) {
-    return comp[i] + output_rounding_bound(c.dst, c.dst_round, c.denorm, r);
+  const rounding r = judged_rounding(c, eb);
+  j.total = map_reference(ref, [&](std::int64_t i, double x) {
+    return comp[i] + output_rounding_bound(c.dst, r, c.denorm, x);
   });
   j.compute = eb.compute;
   j.bound_text = eb.formula + " + output rounding to " + std::string(to_string(c.dst)) +
-                 (c.dst_round == rounding::rz ? " (rz)" : "");
+                 (eb.directed_rounding ? " (directed: one ulp)" : r == rounding::rz ? " (rz)" : "");
   return j;
 }
 
@@ -155,7 +157,7 @@ class bound_policy final : public tolerance_policy {
   judgement of(std::size_t i, const std::string& output) override {
     if (bounds_[i].meaningful) {
       judgement j = judge_by_bound(bounds_[i], in_.refs[i], output_contracts_.at(i));
-      j.bias_skip = bias_exemption(in_.p.dt, in_.ft);
+      j.bias_skip = bias_exemption(in_.p.dt, in_.ft, bounds_[i]);
       return j;
     }
     const double m = policy{}.sim_factor;

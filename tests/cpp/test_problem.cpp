@@ -84,11 +84,48 @@ TEST(problem, every_suite_line_round_trips) {
         ASSERT_NO_THROW(q = parse_problem(p.to_string())) << p.to_string();
         EXPECT_TRUE(q == p) << p.to_string() << "\nreparsed as\n" << q.to_string();
         EXPECT_EQ(q.to_string(), p.to_string());
+        // A problem carries only the contract options its op reads: its own contract implements it.
+        EXPECT_TRUE(opval::contract_read_by(*spec, p.dt) == p.dt) << p.dt.to_string();
+        EXPECT_TRUE(opval::implements_contract(p.dt, p));
         ++lines;
       }
     }
   }
   EXPECT_GT(lines, opval::all_ops().size());
+}
+
+// Kernel support matching (plugins, opval.check's contracts=): a declared contract implements a
+// problem's when the types and every option the op reads are equal, the function accuracies
+// compared for the functions the op reads only, so a preset and its expansion match.
+TEST(problem, declared_contracts_match_on_the_options_the_op_reads) {
+  const auto declared = [](std::string_view text) { return opval::parse_contract(text); };
+  const problem preset = parse_problem("softmax shape=4x8 dt=f32 ulp=opencl");
+  const problem expanded = parse_problem("softmax shape=4x8 dt=f32 ulp=exp:3,div:2.5");
+  EXPECT_EQ(preset.dt.to_string(), "dt=f32:f32:f32 ulp=exp:3,div:2.5");
+  for (const problem* p : {&preset, &expanded}) {
+    EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=opencl"), *p));
+    EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=exp:3,div:2.5"), *p));
+    EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=exp:3,div:2.5,erf:7"), *p));  // erf: not softmax's
+    EXPECT_FALSE(opval::implements_contract(declared("f32"), *p));              // exp 2, div 0.5
+    EXPECT_FALSE(opval::implements_contract(declared("f32 ulp=exp:3"), *p));    // div 0.5
+    EXPECT_FALSE(opval::implements_contract(declared("f32 ulp=exact"), *p));
+    EXPECT_FALSE(opval::implements_contract(declared("bf16 ulp=opencl"), *p));  // the types too
+  }
+  EXPECT_EQ(opval::contract_read_by(preset.spec(), declared("f32 ulp=opencl")).to_string(),
+            "dt=f32:f32:f32 ulp=exp:3,div:2.5");
+  // gelu reads erf, exp, tanh and div (not rsqrt nor log), relu no function at all.
+  const problem gelu = parse_problem("gelu shape=8 dt=f32 ulp=opencl");
+  EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=opencl"), gelu));
+  EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=exp:3,erf:16,tanh:5,div:2.5,log:9"), gelu));
+  EXPECT_FALSE(opval::implements_contract(declared("f32 ulp=exp:3,erf:16,tanh:5"), gelu));
+  EXPECT_FALSE(opval::implements_contract(declared("f32 ulp=opencl"), parse_problem("gelu shape=8 dt=f32")));
+  const problem relu = parse_problem("relu shape=8 dt=f32");
+  EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=opencl"), relu));
+  EXPECT_TRUE(opval::implements_contract(declared("f32 ulp=exact"), relu));
+  // Other options compare where the op reads them: relu reads denorm, not acc_round.
+  EXPECT_FALSE(opval::implements_contract(declared("f32 denorm=ftz"), relu));
+  EXPECT_TRUE(opval::implements_contract(declared("f32 acc_round=rz"), relu));
+  EXPECT_FALSE(opval::implements_contract(declared("f32"), parse_problem("matmul m=2 n=2 k=2 dt=f32 acc_round=rz")));
 }
 
 TEST(problem, equality_sees_every_part) {

@@ -238,6 +238,27 @@ def test_contracts_declared_with_options_run_those_problems_only():
     assert [r.state for r in both.results] == ["PASSED", "PASSED"]
 
 
+SOFTMAX_ULPS = ["softmax shape=4x33 dt=f32 ulp=opencl", "softmax shape=4x33 dt=f32 ulp=exp:3,div:2.5",
+                "softmax shape=4x33 dt=f32"]
+
+
+@pytest.mark.parametrize("declared", ["f32 ulp=opencl", "f32 ulp=exp:3,div:2.5"])
+def test_ulp_presets_and_their_expansion_match_on_the_functions_the_op_reads(declared):
+    result = opval.check("softmax", K.softmax, contracts=declared, problems=SOFTMAX_ULPS)
+    assert [r.state for r in result.results] == ["PASSED", "PASSED", "SKIPPED"]
+    assert result.results[2].reason == ("contract f32:f32:f32 is not one the kernel implements "
+                                        "(f32:f32:f32 ulp=exp:3,div:2.5)")
+    # relu reads no elementary function: any ulp= declaration implements its f32 problems.
+    assert opval.check("relu", _relu, contracts=declared, problems=RELU_F32[:1]).results[0].state == "PASSED"
+
+
+def test_problem_implemented_by_is_the_shared_matching():
+    p = opval.Problem("softmax shape=4x33 dt=f32 ulp=opencl")
+    assert p.implemented_by(opval.Contract("f32 ulp=opencl")) and p.implemented_by(opval.Contract("f32 ulp=exp:3,div:2.5"))
+    assert not p.implemented_by(opval.Contract("f32")) and not p.implemented_by(opval.Contract("f32 ulp=exp:3"))
+    assert str(p.contract_as_read(opval.Contract("f32 ulp=opencl"))) == "dt=f32:f32:f32 ulp=exp:3,div:2.5"
+
+
 # ----------------------------------------------------------------------------- the calling convention
 
 def test_wrong_output_type_fails_and_says_so():

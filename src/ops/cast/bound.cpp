@@ -34,6 +34,10 @@ std::vector<error_bound> cast_spec::bound(const problem& p, const fill_traits&, 
   });
   eb.formula = fmt::format("|x_acc - x||s_acc| + |x||s_acc - scale| + u|x_acc s_acc| (scale={}, s_acc={}); {}",
                            scale, sa, m.describe());
+  if (cv.directed()) {  // a power of two above (below) the value: up to one ulp away, not half
+    eb.directed_rounding = true;
+    eb.formula += fmt::format("; e8m0_round={}", p.get_choice("e8m0_round"));
+  }
   std::vector<error_bound> v;
   v.push_back(std::move(eb));
   return v;

@@ -13,7 +13,8 @@
 // - saturate_inf=1 (with saturate=1): +-Inf also becomes +-max, as ONNX's saturating Cast to
 //   f8_e5m2 does.
 // - dst without Inf and NaN (f4_e2m1, f6_*): always saturating; NaN becomes 0.
-// - f8_e8m0 dst: powers of two, ties up; zero, negatives and NaN become NaN.
+// - f8_e8m0 dst: powers of two, ties up; zero, negatives and NaN become NaN. e8m0_round=up|down
+//   rounds to the power of two above / below instead (ONNX Cast's round_mode).
 // - integer dst: always saturating to [lowest, max]; NaN becomes 0; rounding per dst_round
 //   (rne, or rz as C's conversion does).
 // - bool dst: nonzero (NaN included) is 1.
@@ -33,14 +34,25 @@
 
 namespace opval::ops::cast {
 
+/// How a value is rounded to f8_e8m0 (ONNX Cast's round_mode): to the nearer power of two, ties
+/// up (OCP MX, ml_dtypes), or to the power of two at or above / at or below it.
+enum class e8m0_rounding { nearest, up, down };
+
 /// cast's own attributes, read from the problem.
 struct cast_params {
   double scale = 1.0;     ///< x is multiplied by scale (rounded to acc) before the conversion
   bool saturate = false;  ///< float dst: finite overflow gives +-max instead of Inf
   bool saturate_inf = false;  ///< with saturate: +-Inf becomes +-max too (ONNX Cast)
+  e8m0_rounding e8m0_round = e8m0_rounding::nearest;  ///< an f8_e8m0 dst's rounding
 };
 
 cast_params params_of(const problem& p);
+
+/// v rounded to f8_e8m0 in mode m: nearest is round_to's rne, down its rz (2^floor(log2 v)),
+/// up 2^ceil(log2 v). Zero, negatives, NaN, Inf and the range ends as round_to says for every
+/// mode: NaN for zero, negatives and NaN; 2^-127 below it; beyond 2^127 (up: above it) NaN, or
+/// 2^127 with overflow::saturate (down: always).
+double round_e8m0(double v, e8m0_rounding m, overflow o);
 
 /// The 11 types cast converts between.
 inline constexpr dtype all_types[] = {dtype::f64,     dtype::f32,     dtype::f16, dtype::bf16, dtype::f8_e4m3,
@@ -66,6 +78,8 @@ struct converter {
 
   // x * scale in acc (the value the kernel rounds to dst).
   double acc_value(double x) const;
+  // v rounded to dst (e8m0_round's direction for an f8_e8m0 dst), overflowing as ovf says.
+  double rounded(double v) const;
   double to_dst(double v) const;
   // The exact result, kept unrounded inside dst's range (the runner judges the rounding).
   double reference(double x) const;
@@ -75,6 +89,9 @@ struct converter {
   double scale, scale_acc;
   overflow ovf;
   bool inf_to_max;
+  e8m0_rounding e8m0_round;
+  // The rounding to dst is directed by e8m0_round (up or down), not to nearest.
+  bool directed() const;
 };
 
 /// Whether a cast from `src` / to `dst` has many distinct values: the runner's rounding-bias

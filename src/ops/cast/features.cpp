@@ -17,6 +17,8 @@ feature_table cast_spec::features() const {
       {"shape", {"shape=1", "shape=scalar", "shape=37x41 stride_pad=3 step=2", "shape=3x5x7x11", "shape=65537", "shape=0x7"}},
       {"fill", {"fill=special", "fill=wide", "fill=large", "fill=uniform", "fill=ties"}},
       {"saturation", {"saturate=1", "saturate=1 saturate_inf=1"}},
+      // ONNX Cast's round_mode, for an f8_e8m0 dst (validation refuses it for any other).
+      {"e8m0 rounding", {"e8m0_round=up", "e8m0_round=down"}},
       {"contract option", {"denorm=ftz"}},
       {"scale", {"scale=0.3", "scale=100"}},
       // MX (an e8m0 scale per 32 elements) and NVFP4 (an e4m3 scale per 16, a tensor scale).

@@ -1,6 +1,7 @@
 // cast: the fp64 reference (x * scale exactly, clamped or overflowed as dst says) and the
 // contract-exact conversion (x * scale in acc, rounded to dst).
 #include <cmath>
+#include <limits>
 
 #include "ops/cast/cast.hpp"
 
@@ -13,6 +14,17 @@ overflow overflow_of(const contract& dt, const cast_params& cp) {
 
 }  // namespace
 
+double round_e8m0(double v, e8m0_rounding m, overflow o) {
+  const dtype e8m0 = dtype::f8_e8m0;
+  if (m == e8m0_rounding::nearest) return round_to(e8m0, v, rounding::rne, o);
+  const double below = round_to(e8m0, v, rounding::rz, o);
+  // up as down for powers of two, values below 2^-127 (below = 2^-127 > v), NaN, Inf, zero
+  // and negatives; else the next power, 2^128 being beyond e8m0's range.
+  if (m == e8m0_rounding::down || !std::isfinite(v) || !(below < v)) return below;
+  if (below < traits(e8m0).max) return 2 * below;
+  return o == overflow::saturate ? below : std::numeric_limits<double>::quiet_NaN();
+}
+
 converter::converter(const problem& p) : converter(p.dt, params_of(p)) {}
 converter::converter(const contract& dt, const cast_params& cp)
     : c(dt),
@@ -20,15 +32,21 @@ converter::converter(const contract& dt, const cast_params& cp)
       scale(cp.scale),
       scale_acc(s.constant(scale)),
       ovf(overflow_of(dt, cp)),
-      inf_to_max(cp.saturate && cp.saturate_inf && is_float(dt.dst)) {}
+      inf_to_max(cp.saturate && cp.saturate_inf && is_float(dt.dst)),
+      e8m0_round(cp.e8m0_round) {}
+
+bool converter::directed() const { return c.dst == dtype::f8_e8m0 && e8m0_round != e8m0_rounding::nearest; }
 
 double converter::acc_value(double x) const {
   const double xa = s.load(x);
   return scale == 1.0 ? xa : s.mul(xa, scale_acc);
 }
+double converter::rounded(double v) const {
+  return directed() ? round_e8m0(v, e8m0_round, ovf) : round_to(c.dst, v, c.dst_round, ovf);
+}
 double converter::to_dst(double v) const {
   if (inf_to_max && std::isinf(v)) return std::copysign(traits(c.dst).max, v);
-  const double y = round_to(c.dst, v, c.dst_round, ovf);
+  const double y = rounded(v);
   if (c.denorm == denormals::ftz && is_float(c.dst) && std::fabs(y) < traits(c.dst).min_normal)
     return std::copysign(0.0, y);
   return y;
@@ -36,7 +54,7 @@ double converter::to_dst(double v) const {
 double converter::reference(double x) const {
   if (std::isnan(x) || c.dst == dtype::boolean) return to_dst(acc_value(x));
   const double va = acc_value(x);
-  if (!std::isfinite(va) || !std::isfinite(round_to(c.dst, va, c.dst_round, ovf))) return to_dst(va);
+  if (!std::isfinite(va) || !std::isfinite(rounded(va))) return to_dst(va);
   // Finite in dst: beyond max only by less than the rounding threshold (or rz), or saturated.
   // lowest is f8_e8m0's least value 2^-127, where the values below it go.
   const double v = x * scale;

@@ -47,7 +47,9 @@ void fill_block_scales(tensor& t, std::uint64_t seed) {
 }  // namespace
 
 cast_params params_of(const problem& p) {
-  return {p.get_real("scale"), p.get_bool("saturate"), p.get_bool("saturate_inf")};
+  const std::string& r = p.get_choice("e8m0_round");
+  const e8m0_rounding m = r == "up" ? e8m0_rounding::up : r == "down" ? e8m0_rounding::down : e8m0_rounding::nearest;
+  return {p.get_real("scale"), p.get_bool("saturate"), p.get_bool("saturate_inf"), m};
 }
 
 std::vector<std::pair<dtype, dtype>> contract_pairs() {
@@ -82,7 +84,10 @@ const attr_schema& cast_spec::schema() const {
                "block scaling (MX, NVFP4): elements per scale along the innermost axis; 0: none, else a "
                "quantize (wide -> y, y_scale) or dequantize (x, x_scale -> wide)",
                0, 1 << 20),
-      common_block::block_scale_attr());
+      common_block::block_scale_attr(),
+      choice_attr("e8m0_round", "nearest", {"nearest", "up", "down"},
+                  "f8_e8m0 dst only: the nearer power of two (ties up), or the one at or above / at or below "
+                  "(ONNX Cast's round_mode; ONNX's default is up)"));
   return s;
 }
 std::vector<std::string> cast_spec::fills() const {
@@ -108,6 +113,12 @@ void cast_spec::validate(const problem& p) const {
   if (cp.saturate_inf && !traits(p.dt.dst).has_inf)
     throw error(fmt::format("saturate_inf=1 maps +-Inf to +-max of a destination with infinities; {} has none",
                             to_string(p.dt.dst)));
+  if (p.has("e8m0_round") && p.dt.dst != dtype::f8_e8m0)
+    throw error(fmt::format("e8m0_round applies to an f8_e8m0 destination only; this cast's is {}",
+                            to_string(p.dt.dst)));
+  if (cp.e8m0_round != e8m0_rounding::nearest && p.dt.dst_round != rounding::rne)
+    throw error(fmt::format("e8m0_round={} and dst_round=rz both choose the rounding to f8_e8m0; give one",
+                            p.get_choice("e8m0_round")));
   block_format_of(p);  // throws for an inconsistent block format
 }
 

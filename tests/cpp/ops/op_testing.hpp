@@ -127,7 +127,8 @@ inline double worst_ratio(const direct_case& c, bool report) {
       }
       continue;
     }
-    const double total = bnd[i] + output_rounding_bound(c.p.dt.dst, c.p.dt.dst_round, c.p.dt.denorm, ref[i]);
+    const rounding r = judged_rounding(c.p.dt, c.bounds[0]);
+    const double total = bnd[i] + output_rounding_bound(c.p.dt.dst, r, c.p.dt.denorm, ref[i]);
     worst = std::max(worst, std::fabs(got[i] - ref[i]) / total);
   }
   return worst;
