@@ -20,9 +20,17 @@
 //     ri_j = expm1(L_ind_j + l(u_mid) + l(r_p)), rc = expm1(L_com), rt_j = expm1(L_ind_j + ... + L_com),
 //     abs_j = the softmax underflow term + the underflow units of mid / math.
 //  4. P.V:  |O^ - O| <= (1 + rc) sum_j (p_j ri_j + abs_j) |v_j| + rc |O|
-//                        + (g_Lk + r_v) sum_j (p_j (1 + rt_j) + abs_j) |v_j|
-//     g_Lk = accumulation_constant(Lk) (V's signs decide deterministic vs probabilistic).
-//     Online (FlashAttention) rescaling of O is in L_ind_j (softmax_numerics.hpp: resc_rel).
+//                        + r_v sum_j w_j + g_Lk.sum_error(sum_j w_j, sum_j w_j^2),
+//     w_j = (p_j (1 + rt_j) + abs_j) |v_j| bounding the kernel's term |P^_j v^_j|;
+//     g_Lk = accumulation_constant(Lk) (V's signs decide deterministic vs probabilistic):
+//     gamma sum w, or for random-sign V (fill_traits::random_signs) also
+//     root sqrt(sum w^2) + linear sum w (random_sign_constants). The kernel's terms
+//     P^_j v^_j have V's signs (P^ depends on Q, K, the mask only) and its order of additions
+//     is fixed by the shapes, as that bound needs.
+//     Online (FlashAttention) rescaling of O is in L_ind_j (softmax_numerics.hpp: resc_rel):
+//     it multiplies a partial sum by a computed exp(m_old - m_new), a factor that depends on
+//     Q and K only, so the terms, counted in the final scale, keep V's signs; the R rounded
+//     products are further nodes of the summation tree (n = Lk + R in random_sign_constants).
 // With softcap=c the scores t = scale q.k pass through c tanh(t/c) before the bias: step 1's
 // error of t (without the bias term) becomes dt + 2u|t| + c err_tanh + 2u|c tanh(t/c)|
 // (|tanh'| <= 1; err_tanh = ulps.tanh ulps of acc at tanh(t/c) plus its underflow unit); the
@@ -57,12 +65,25 @@ p_rounding p_rounding_of(const contract& c) {
   return r;
 }
 
-// One thread's per-row buffers: per key (prob .. sigma) and per output column (rss).
+// One thread's per-row buffers: per key (prob .. sigma) and per output column (rss; the
+// P.V terms' sum of magnitudes pv_abs and of squares pv_sq).
 struct row_scratch {
-  std::vector<double> prob, ds, ri, rt, ab, sigma, rss;
+  std::vector<double> prob, ds, ri, rt, ab, sigma, rss, pv_abs, pv_sq;
   explicit row_scratch(const attention_shape& s)
-      : prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv) {}
+      : prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv), pv_abs(s.dv), pv_sq(s.dv) {}
 };
+
+// The accumulation constant of P.V: the classic one, and for random-sign V (fill_traits::
+// random_signs) the random-sign bound over a tree of Lk - 1 additions and the R online-softmax
+// rescalings of the running output, each a rounded product of a partial sum (docs/NUMERICS.md,
+// "Random-sign data").
+accumulation_gamma pv_constant(const attention_shape& s, const contract& c, const fill_traits& f,
+                               const bound_options& o, const softmax::error_constants& k) {
+  const double outputs = static_cast<double>(s.rows() * s.dv), n = static_cast<double>(s.lk);
+  accumulation_gamma g = accumulation_constant(n, outputs, c, f, o);
+  if (g.random_signs) random_sign_constants(n + k.rescalings, outputs, k.u, o.false_alarm, 1, g);
+  return g;
+}
 
 }  // namespace
 
@@ -75,8 +96,8 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   const double rows = static_cast<double>(s.rows());
   const double u = unit_roundoff(c.acc, c.acc_round);
   const accumulation_gamma g_qk = accumulation_constant(static_cast<double>(s.d), rows * s.lk, c, f, o);
-  const accumulation_gamma g_pv = accumulation_constant(static_cast<double>(s.lk), rows * s.dv, c, f, o);
   const softmax::error_constants k = softmax::make_error_constants(static_cast<double>(s.lk), rows, c, o, false);
+  const accumulation_gamma g_pv = pv_constant(s, c, f, o, k);
   const double r_qk = input_rounding_error(c, c.src) + input_rounding_error(c, c.wei);
   const double r_v = input_rounding_error(c, c.wei);
   // Probabilistic dot products: their rounding errors combine over keys in quadrature.
@@ -84,7 +105,6 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   const double lambda = probabilistic_lambda(rows * s.dv, static_cast<double>(s.lk * s.d), u, o.false_alarm);
   const double qk_rel = (qk_random ? 0.0 : g_qk.gamma) + r_qk;
   const double qk_sigma = qk_random ? u * std::sqrt(static_cast<double>(s.d)) : 0.0;
-  const double pv_rel = g_pv.gamma + r_v;
   const p_rounding pr = p_rounding_of(c);
   // Soft-capping c tanh(t/c) of a score t known to within dt: the argument t/c (the cap and the
   // division rounded: 2u|t|) moves tanh by at most its argument's error (|tanh'| <= 1, so
@@ -116,7 +136,7 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
       },
       [&](row_scratch& buf, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
           const std::vector<double>& logits) {
-        auto& [prob, ds, ri, rt, ab, sigma, rss] = buf;
+        auto& [prob, ds, ri, rt, ab, sigma, rss, pv_abs, pv_sq] = buf;
         if (softmax::classify_row(logits).kind != softmax::row_kind::finite) return;
         softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
         const softmax::row_bound rb = softmax::bound_row(logits, prob, ds, k);
@@ -131,22 +151,28 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
         double* er = e.data() + row * s.dv;
         const double* orow = oref + row * s.dv;
         std::fill(rss.begin(), rss.end(), 0.0);
+        std::fill(pv_abs.begin(), pv_abs.end(), 0.0);
+        std::fill(pv_sq.begin(), pv_sq.end(), 0.0);
         double sigma_max = 0;
         for (std::int64_t j = 0; j < s.lk; ++j) {
           if (std::isinf(logits[j])) continue;
           const double* v = d.v_row(b, hd, j);
           const double own = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
-          const double total = pv_rel * (prob[j] * (1.0 + rt[j]) + ab[j]);
+          const double weight = prob[j] * (1.0 + rt[j]) + ab[j];  // bounds the kernel's |P_j|
           sigma_max = std::max(sigma_max, sigma[j]);
           for (std::int64_t x = 0; x < s.dv; ++x) {
-            er[x] += (own + total) * std::fabs(v[x]);
+            const double term = weight * std::fabs(v[x]);
+            er[x] += own * std::fabs(v[x]) + r_v * term;
+            pv_abs[x] += term;
+            pv_sq[x] += term * term;
             const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
             rss[x] += w * w;
           }
         }
         const double second_order = 1.0 + 4.0 * lambda * sigma_max;
         for (std::int64_t x = 0; x < s.dv; ++x)
-          er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order;
+          er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order +
+                   g_pv.sum_error(pv_abs[x], pv_sq[x]);
       });
   error_bound eb;
   eb.compute = make_f64({s.b, s.h, s.lq, s.dv}, e);
@@ -154,13 +180,17 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   eb.why_not = !g_qk.meaningful ? g_qk.why_not : !g_pv.meaningful ? g_pv.why_not : k.why_not;
   eb.formula = fmt::format(
       "attention: dS = ({} + r_in {:.3g})|scale|sum|q||k| + 3u|scale q.k|{} + u|S|{}; {}; P to mid u={:.3g}, math r={:.3g}; "
-      "O: (1+rc) sum (p ri + abs)|v| + rc|O| + ({} + r_v {:.3g}) sum |P||v|",
+      "O: (1+rc) sum (p ri + abs)|v| + rc|O| + r_v {:.3g} sum |P||v| + {}",
       qk_random ? "0 (probabilistic)" : g_qk.formula, r_qk,
       s.softcap > 0 ? fmt::format(" + 2u|t| + softcap {:.3g} (ulps.tanh {:.3g} ulp of tanh(t/softcap)) + 2u|cap(t)|",
                                   s.softcap, c.ulps.tanh)
                     : "",
       qk_random ? fmt::format(" + lambda {:.3g} u sqrt(D sum_j (p_j |v_j - O| |scale| sum|q||k_j|)^2)", lambda) : "",
-      k.formula, pr.u_mid, pr.r_p, g_pv.formula, r_v);
+      k.formula, pr.u_mid, pr.r_p, r_v,
+      g_pv.random_signs ? fmt::format("min({} sum |P||v|, {:.3g} sqrt(sum (P v)^2) + {:.3g} sum |P||v|) (random-sign V, "
+                                      "n = Lk + {} rescalings)",
+                                      g_pv.formula, g_pv.root, g_pv.linear, k.rescalings)
+                        : fmt::format("{} sum |P||v|", g_pv.formula));
   return {eb};
 }
 
