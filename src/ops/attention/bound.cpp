@@ -31,6 +31,13 @@
 //     it multiplies a partial sum by a computed exp(m_old - m_new), a factor that depends on
 //     Q and K only, so the terms, counted in the final scale, keep V's signs; the R rounded
 //     products are further nodes of the summation tree (n = Lk + R in random_sign_constants).
+//     With random-sign V the rescalings' relative errors eps_B (|eps_B| <= (2 ulps.exp + 1) u)
+//     also leave ri_j: they multiply the running output X_B, a partial sum of the terms over
+//     the blocks visited before B, so their error is sum_B eps_B prod_{B'>B} (1 + eps_B') X_B
+//     <= l(resc_rel) max_B |X_B|, and |X_B| <= min(sum w, node sqrt(sum w^2)) (every node's
+//     exact partial sum, on the event of the random-sign bound) + (gamma_det(Lk + R) +
+//     l(resc_rel)) sum w (the roundings before B). The same factors scale the running
+//     denominator: that part stays in rc |O|.
 // With softcap=c the scores t = scale q.k pass through c tanh(t/c) before the bias: step 1's
 // error of t (without the bias term) becomes dt + 2u|t| + c err_tanh + 2u|c tanh(t/c)|
 // (|tanh'| <= 1; err_tanh = ulps.tanh ulps of acc at tanh(t/c) plus its underflow unit); the
@@ -65,12 +72,14 @@ p_rounding p_rounding_of(const contract& c) {
   return r;
 }
 
-// One thread's per-row buffers: per key (prob .. sigma) and per output column (rss; the
-// P.V terms' sum of magnitudes pv_abs and of squares pv_sq).
+// One thread's per-row buffers: per key (prob .. sigma; ri_split: ri without the rescalings)
+// and per output column (rss; the P.V terms' sum of magnitudes pv_abs and of squares pv_sq;
+// step 4's first sum with ri, own, and with ri_split, own_split).
 struct row_scratch {
-  std::vector<double> prob, ds, ri, rt, ab, sigma, rss, pv_abs, pv_sq;
+  std::vector<double> prob, ds, ri, ri_split, rt, ab, sigma, rss, pv_abs, pv_sq, own, own_split;
   explicit row_scratch(const attention_shape& s)
-      : prob(s.lk), ds(s.lk), ri(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv), pv_abs(s.dv), pv_sq(s.dv) {}
+      : prob(s.lk), ds(s.lk), ri(s.lk), ri_split(s.lk), rt(s.lk), ab(s.lk), sigma(s.lk), rss(s.dv), pv_abs(s.dv),
+        pv_sq(s.dv), own(s.dv), own_split(s.dv) {}
 };
 
 // The accumulation constant of P.V: the classic one, and for random-sign V (fill_traits::
@@ -106,6 +115,10 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
   const double qk_rel = (qk_random ? 0.0 : g_qk.gamma) + r_qk;
   const double qk_sigma = qk_random ? u * std::sqrt(static_cast<double>(s.d)) : 0.0;
   const p_rounding pr = p_rounding_of(c);
+  // Random-sign V: the online rescalings' errors are charged on the partial sums they scale
+  // (at most resc_rel times the largest, step 4 above) instead of on every term.
+  const double resc_on_nodes = g_pv.random_signs ? log_factor(k.resc_rel) : 0.0;
+  const double tree_gamma = gamma_deterministic(static_cast<double>(s.lk) + k.rescalings, u);
   // Soft-capping c tanh(t/c) of a score t known to within dt: the argument t/c (the cap and the
   // division rounded: 2u|t|) moves tanh by at most its argument's error (|tanh'| <= 1, so
   // c * (dt + 2u|t|)/c), tanh itself is within ulps.tanh ulps of acc (and its underflow
@@ -136,7 +149,7 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
       },
       [&](row_scratch& buf, std::int64_t row, std::int64_t b, std::int64_t hd, std::int64_t,
           const std::vector<double>& logits) {
-        auto& [prob, ds, ri, rt, ab, sigma, rss, pv_abs, pv_sq] = buf;
+        auto& [prob, ds, ri, ri_split, rt, ab, sigma, rss, pv_abs, pv_sq, own, own_split] = buf;
         if (softmax::classify_row(logits).kind != softmax::row_kind::finite) return;
         softmax::reference_row(logits, prob, false, softmax::empty_row::zero);
         const softmax::row_bound rb = softmax::bound_row(logits, prob, ds, k);
@@ -145,24 +158,26 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
           const bool masked = std::isinf(logits[j]);
           const double li = rb.log_ind(j) + log_factor(pr.u_mid) + log_factor(pr.r_p);
           ri[j] = masked ? 0.0 : std::expm1(li);
+          ri_split[j] = masked ? 0.0 : std::expm1(li - resc_on_nodes);
           rt[j] = masked ? 0.0 : std::expm1(li + rb.log_com);
           ab[j] = masked ? 0.0 : rb.abs[j] + pr.uf;
         }
         double* er = e.data() + row * s.dv;
         const double* orow = oref + row * s.dv;
-        std::fill(rss.begin(), rss.end(), 0.0);
-        std::fill(pv_abs.begin(), pv_abs.end(), 0.0);
-        std::fill(pv_sq.begin(), pv_sq.end(), 0.0);
+        for (auto* sums : {&rss, &pv_abs, &pv_sq, &own, &own_split}) std::fill(sums->begin(), sums->end(), 0.0);
         double sigma_max = 0;
         for (std::int64_t j = 0; j < s.lk; ++j) {
           if (std::isinf(logits[j])) continue;
           const double* v = d.v_row(b, hd, j);
-          const double own = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
+          const double own_j = (1.0 + rc) * (prob[j] * ri[j] + ab[j]);
+          const double own_split_j = (1.0 + rc) * (prob[j] * ri_split[j] + ab[j]);
           const double weight = prob[j] * (1.0 + rt[j]) + ab[j];  // bounds the kernel's |P_j|
           sigma_max = std::max(sigma_max, sigma[j]);
           for (std::int64_t x = 0; x < s.dv; ++x) {
             const double term = weight * std::fabs(v[x]);
-            er[x] += own * std::fabs(v[x]) + r_v * term;
+            er[x] += r_v * term;
+            own[x] += own_j * std::fabs(v[x]);
+            own_split[x] += own_split_j * std::fabs(v[x]);
             pv_abs[x] += term;
             pv_sq[x] += term * term;
             const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
@@ -170,9 +185,13 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
           }
         }
         const double second_order = 1.0 + 4.0 * lambda * sigma_max;
-        for (std::int64_t x = 0; x < s.dv; ++x)
-          er[x] += rc * std::fabs(orow[x]) + lambda * std::sqrt(rss[x]) * second_order +
-                   g_pv.sum_error(pv_abs[x], pv_sq[x]);
+        for (std::int64_t x = 0; x < s.dv; ++x) {
+          // The rescalings charged per term (own) or on the partial sums: the smaller, both sound.
+          const double on_nodes =
+              resc_on_nodes * (g_pv.partial_sum_bound(pv_abs[x], pv_sq[x]) + (tree_gamma + resc_on_nodes) * pv_abs[x]);
+          er[x] += std::min(own[x], own_split[x] + on_nodes) + rc * std::fabs(orow[x]) +
+                   lambda * std::sqrt(rss[x]) * second_order + g_pv.sum_error(pv_abs[x], pv_sq[x]);
+        }
       });
   error_bound eb;
   eb.compute = make_f64({s.b, s.h, s.lq, s.dv}, e);

@@ -559,5 +559,21 @@ TEST(attention, flash_orders_pass_the_random_sign_pv_bound_at_every_seed) {
   }
 }
 
+TEST(attention, bf16_probabilities_under_an_f32_contract_fail_at_every_seed_at_long_keys) {
+  // P rounded to bf16 where the contract keeps it in f32 (mid=f32): at Lk = 12288 its error
+  // stays under the classic bound at 6 of seeds 1..8 (0.68 to 1.26 of it); the random-sign P.V
+  // bound, with the online rescalings charged on the partial sums, sees it at every seed (1.44
+  // to 2.17 of it).
+  function_backend b("bf16_probabilities", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    q.dt.mid = dtype::bf16;
+    flash_attention(q, in, out, flash_options{});
+  });
+  const std::string line = "attention b=1 h=1 lq=2 lk=12288 d=64 dt=f32";
+  expect_at_every_seed(b, {line}, state::failed, "beyond the bound");
+  EXPECT_EQ(run_with(line, b, 4, parse_policy("bound:random_data=0")).v.st, state::passed)
+      << "the classic bound caught it at seed 4: this test no longer shows the sharper bound";
+}
+
 }  // namespace
 }  // namespace opval
