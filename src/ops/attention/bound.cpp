@@ -207,8 +207,10 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
       qk_random ? fmt::format(" + lambda {:.3g} u sqrt(D sum_j (p_j |v_j - O| |scale| sum|q||k_j|)^2)", lambda) : "",
       k.formula, pr.u_mid, pr.r_p, r_v,
       g_pv.random_signs ? fmt::format("min({} sum |P||v|, {:.3g} sqrt(sum (P v)^2) + {:.3g} sum |P||v|) (random-sign V, "
-                                      "n = Lk + {} rescalings)",
-                                      g_pv.formula, g_pv.root, g_pv.linear, k.rescalings)
+                                      "n = Lk + {} rescalings); rescalings: per term or l(resc) (min(sum |P||v|, {:.3g} "
+                                      "sqrt(sum (P v)^2)) + {:.3g} sum |P||v|), the smaller",
+                                      g_pv.formula, g_pv.root, g_pv.linear, k.rescalings, g_pv.node,
+                                      tree_gamma + resc_on_nodes)
                         : fmt::format("{} sum |P||v|", g_pv.formula));
   return {eb};
 }
