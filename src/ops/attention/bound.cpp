@@ -21,7 +21,7 @@
 //     abs_j = the softmax underflow term + the underflow units of mid / math.
 //  4. P.V:  |O^ - O| <= (1 + rc) sum_j (p_j ri_j + abs_j) |v_j| + rc |O|
 //                        + r_v sum_j w_j + g_Lk.sum_error(sum_j w_j, sum_j w_j^2),
-//     w_j = (p_j (1 + rt_j) + abs_j) |v_j| bounding the kernel's term |P^_j v^_j|;
+//     w_j = (p_j (1 + rt_j) + abs_j) |v_j| (1 + r_v) bounding the kernel's term |P^_j v^_j|;
 //     g_Lk = accumulation_constant(Lk) (V's signs decide deterministic vs probabilistic):
 //     gamma sum w, or for random-sign V (fill_traits::random_signs) also
 //     root sqrt(sum w^2) + linear sum w (random_sign_constants). The kernel's terms
@@ -175,11 +175,12 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
           sigma_max = std::max(sigma_max, sigma[j]);
           for (std::int64_t x = 0; x < s.dv; ++x) {
             const double term = weight * std::fabs(v[x]);
+            const double held = term * (1.0 + r_v);  // the term with v as the kernel holds it
             er[x] += r_v * term;
             own[x] += own_j * std::fabs(v[x]);
             own_split[x] += own_split_j * std::fabs(v[x]);
-            pv_abs[x] += term;
-            pv_sq[x] += term * term;
+            pv_abs[x] += held;
+            pv_sq[x] += held * held;
             const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
             rss[x] += w * w;
           }
