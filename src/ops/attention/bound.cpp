@@ -174,13 +174,11 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
           const double weight = prob[j] * (1.0 + rt[j]) + ab[j];  // bounds the kernel's |P_j|
           sigma_max = std::max(sigma_max, sigma[j]);
           for (std::int64_t x = 0; x < s.dv; ++x) {
-            const double term = weight * std::fabs(v[x]);
-            const double held = term * (1.0 + r_v);  // the term with v as the kernel holds it
-            er[x] += r_v * term;
-            own[x] += own_j * std::fabs(v[x]);
-            own_split[x] += own_split_j * std::fabs(v[x]);
-            pv_abs[x] += held;
-            pv_sq[x] += held * held;
+            const double av = std::fabs(v[x]), term = weight * av;
+            own[x] += own_j * av;
+            own_split[x] += own_split_j * av;
+            pv_abs[x] += term;
+            pv_sq[x] += term * term;
             const double w = prob[j] * std::fabs(v[x] - orow[x]) * sigma[j];
             rss[x] += w * w;
           }
@@ -188,10 +186,12 @@ std::vector<error_bound> attention_spec::bound(const problem& p, const fill_trai
         const double second_order = 1.0 + 4.0 * lambda * sigma_max;
         for (std::int64_t x = 0; x < s.dv; ++x) {
           // The rescalings charged per term (own) or on the partial sums: the smaller, both sound.
+          // The terms with v as the kernel holds it (rounded to math: 1 + r_v).
+          const double held = (1.0 + r_v) * pv_abs[x], held_sq = (1.0 + r_v) * (1.0 + r_v) * pv_sq[x];
           const double on_nodes =
-              resc_on_nodes * (g_pv.partial_sum_bound(pv_abs[x], pv_sq[x]) + (tree_gamma + resc_on_nodes) * pv_abs[x]);
+              resc_on_nodes * (g_pv.partial_sum_bound(held, held_sq) + (tree_gamma + resc_on_nodes) * held);
           er[x] += std::min(own[x], own_split[x] + on_nodes) + rc * std::fabs(orow[x]) +
-                   lambda * std::sqrt(rss[x]) * second_order + g_pv.sum_error(pv_abs[x], pv_sq[x]);
+                   lambda * std::sqrt(rss[x]) * second_order + r_v * pv_abs[x] + g_pv.sum_error(held, held_sq);
         }
       });
   error_bound eb;
