@@ -75,6 +75,7 @@ void random_sign_constants(double n, double outputs, double u, double false_alar
   const double mu = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) * nodes / (false_alarm / 2)));
   const double lambda = std::sqrt(2.0 * std::log(2.0 * std::max(outputs, 1.0) / (false_alarm / 2)));
   g.random_signs = true;
+  g.node = mu;
   g.root = lambda * u * std::sqrt(mu * mu * nodes + leaf_roundings);
   g.linear = lambda * u * gamma_deterministic(n, u) * std::sqrt(nodes);
 }
@@ -82,6 +83,10 @@ void random_sign_constants(double n, double outputs, double u, double false_alar
 double accumulation_gamma::sum_error(double abs_sum, double square_sum) const {
   const double worst = gamma * abs_sum;
   return random_signs ? std::min(worst, root * std::sqrt(square_sum) + linear * abs_sum) : worst;
+}
+
+double accumulation_gamma::partial_sum_bound(double abs_sum, double square_sum) const {
+  return random_signs ? std::min(abs_sum, node * std::sqrt(square_sum)) : abs_sum;
 }
 
 accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,

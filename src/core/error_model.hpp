@@ -29,10 +29,16 @@ struct accumulation_gamma {
   /// also at most root*sqrt(sum t^2) + linear*sum|t| (random_sign_constants).
   bool random_signs = false;
   double root = 0, linear = 0;
+  /// Random-sign terms: every exact partial sum the summation tree forms (a node) is at most
+  /// node * sqrt(sum t^2) in magnitude, on the same event as root and linear.
+  double node = 0;
 
   /// The bound on the accumulation error of one sum with sum|t| = abs_sum and sum t^2 =
   /// square_sum (the latter read only for random-sign terms).
   double sum_error(double abs_sum, double square_sum) const;
+  /// A bound on the largest exact partial sum of the sum's tree: sum|t| = abs_sum, or for
+  /// random-sign terms also node * sqrt(sum t^2).
+  double partial_sum_bound(double abs_sum, double square_sum) const;
 };
 /// `n` terms per sum, `outputs` sums in the case, `u` the unit roundoff of accumulation.
 accumulation_gamma accumulation_constant(double n, double outputs, const contract& c,

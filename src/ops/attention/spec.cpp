@@ -209,6 +209,10 @@ fill_traits attention_spec::fill(const problem& p, std::uint64_t seed, std::span
   fill_tensor(in[1], qk, seed, 1);
   fill_tensor(in[2], v, seed, 2);
   fill_traits t;
+  // V's signs are fair coins independent of every magnitude (and of Q, K, which set the
+  // weights): P.V gets the random-sign bound (bound.cpp). Q and K are symmetric as well, so
+  // each q.k sum is a sum of random-sign products too.
+  t.random_signs = symmetric_signs(qk) && symmetric_signs(v);
   // NaNs in Q only: a NaN query row must come out NaN (K or V NaNs behind a mask are
   // kernel-dependent: skipped blocks never read them).
   // One NaN at a seeded position on top: every special problem holds one, however small.

@@ -132,6 +132,7 @@ struct error_constants {
   double exp_rel = 0;    ///< one exp
   double log_rel = 0;    ///< one log, relative to |log s|
   double resc_rel = 0;   ///< all online-softmax rescalings together
+  double rescalings = 0; ///< R, the most online-softmax rescalings of one row
   double sum_rel = 0;    ///< the denominator sum
   double div_rel = 0;    ///< the division
   double uf = 0;         ///< underflow unit of acc
@@ -153,8 +154,8 @@ inline error_constants make_error_constants(double n, double rows, const contrac
   k.exp_ulps = c.ulps.exp;
   k.exp_rel = c.ulps.exp * tr.epsilon;
   k.log_rel = c.ulps.log * tr.epsilon;
-  const double rescalings = std::max(0.0, std::ceil(n / 16.0) - 1.0);
-  k.resc_rel = rescalings * (2.0 * c.ulps.exp + 1.0) * k.u;
+  k.rescalings = std::max(0.0, std::ceil(n / 16.0) - 1.0);
+  k.resc_rel = k.rescalings * (2.0 * c.ulps.exp + 1.0) * k.u;
   fill_traits same_sign;
   same_sign.same_sign = true;  // exp(x - m) > 0: the denominator never cancels
   const accumulation_gamma g = accumulation_constant(n, rows, c, same_sign, o);

@@ -519,5 +519,61 @@ TEST(attention, sliding_window_keys) {
     for (std::int64_t j = 0; j < 5; ++j) EXPECT_EQ(vis[i][j], j >= i - 1 && j <= i) << i << " " << j;
 }
 
+// --- the random-sign bound of P.V (issue 17, section 7) -------------------------------------
+
+// The bound of output 0 of a filled case under `o`, with the fill's traits changed by `traits`.
+std::vector<double> pv_bound(direct_case& c, const bound_options& o, void (*traits)(fill_traits&)) {
+  c.run_reference();
+  fill_traits f = c.ft;
+  traits(f);
+  return c.p.spec().bound(c.p, f, o, c.in, c.ref)[0].compute.to_vector();
+}
+
+TEST(attention, random_sign_values_sharpen_the_pv_sum_and_random_data_0_gives_the_classic_bound) {
+  direct_case c = filled_case("attention b=1 h=1 lq=4 lk=4096 d=64 dt=f32");
+  ASSERT_TRUE(c.ft.random_signs);  // V (and Q, K) drawn with symmetric signs
+  bound_options classic_policy;
+  classic_policy.random_data = false;
+  const auto sharp = pv_bound(c, bound_options{}, [](fill_traits&) {});
+  const auto classic = pv_bound(c, classic_policy, [](fill_traits&) {});
+  const auto no_random_fill = pv_bound(c, bound_options{}, [](fill_traits& f) { f.random_signs = false; });
+  ASSERT_EQ(sharp.size(), classic.size());
+  std::size_t sharper = 0;
+  for (std::size_t i = 0; i < sharp.size(); ++i) {
+    EXPECT_EQ(classic[i], no_random_fill[i]) << i;  // bound:random_data=0 is the bound without the trait
+    EXPECT_LE(sharp[i], classic[i]) << i;           // a min with the classic term: never looser
+    sharper += sharp[i] < classic[i] * 0.999;
+  }
+  EXPECT_GT(sharper, sharp.size() / 2);
+}
+
+TEST(attention, flash_orders_pass_the_random_sign_pv_bound_at_every_seed) {
+  // Key blocks of 16 and 64, visited forwards and backwards: the order of additions and the
+  // online rescalings differ, none depends on V's values.
+  const std::vector<std::string> lines = {"attention b=1 h=1 lq=4 lk=4096 d=64 dt=f32"};
+  for (auto [name, fo] : {std::pair{"flash_block16", flash_options{}},
+                          std::pair{"flash_block16_reversed", flash_options{16, true}},
+                          std::pair{"flash_block64", flash_options{64}}}) {
+    function_backend b = flash(name, fo);
+    expect_at_every_seed(b, lines, state::passed);
+  }
+}
+
+TEST(attention, bf16_probabilities_under_an_f32_contract_fail_at_every_seed_at_long_keys) {
+  // P rounded to bf16 where the contract keeps it in f32 (mid=f32): at Lk = 12288 its error
+  // stays under the classic bound at 6 of seeds 1..8 (0.68 to 1.26 of it); the random-sign P.V
+  // bound, with the online rescalings charged on the partial sums, sees it at every seed (1.44
+  // to 2.17 of it).
+  function_backend b("bf16_probabilities", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    problem q = p;
+    q.dt.mid = dtype::bf16;
+    flash_attention(q, in, out, flash_options{});
+  });
+  const std::string line = "attention b=1 h=1 lq=2 lk=12288 d=64 dt=f32";
+  expect_at_every_seed(b, {line}, state::failed, "beyond the bound");
+  EXPECT_EQ(run_with(line, b, 4, parse_policy("bound:random_data=0")).v.st, state::passed)
+      << "the classic bound caught it at seed 4: this test no longer shows the sharper bound";
+}
+
 }  // namespace
 }  // namespace opval
