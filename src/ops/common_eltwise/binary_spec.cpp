@@ -1,7 +1,5 @@
 #include "ops/common_eltwise/binary_spec.hpp"
 
-#include "core/suite_generator.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -234,9 +232,7 @@ feature_table binary_spec::features() const {
   const named_axis axes[] = {{"broadcast", broadcast_shapes(false)},
                              {"fill", generic_fills(false, true)},
                              {"contract option", contract_option_values(false, *this)}};
-  feature_table t = axes_table(axes, contracts());
-  if (name() != "add") t.not_meaningful = [this](const problem& p) { return special_values_unjudged(p, name() == "div"); };
-  return t;
+  return axes_table(axes, contracts());
 }
 
 }  // namespace opval::ops::eltwise

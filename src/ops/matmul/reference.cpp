@@ -56,7 +56,7 @@ epilogue_reader reader_of(const matmul_shape& s, const epilogue_spec& e, std::sp
 
 std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, const tensor& ta,
                                const tensor& tb, dot_values v) {
-  const auto a = dot_operand(ta, e.zp_a, v), b = dot_operand(tb, e.zp_b, v);
+  const auto a = dot_operand(ta, e.zp_a, v, true), b = dot_operand(tb, e.zp_b, v, false);
   std::vector<double> out(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
