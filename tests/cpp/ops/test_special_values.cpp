@@ -30,8 +30,8 @@ using testing::simulating_on;
 // its infinities, under input rounding (tf32, bf16), flushing and narrowing to f16, and
 // quotients by tiny divisors under rz.
 const std::vector<std::string> products = {
-    "matmul m=96 n=96 k=256 dt=tf32 fill=special",
-    "matmul m=96 n=96 k=256 dt=f32@bf16:f32:f32 fill=special",
+    "matmul m=160 n=160 k=256 dt=tf32 fill=special",
+    "matmul m=160 n=160 k=256 dt=f32@bf16:f32:f32 fill=special",
     "mul shape_a=16411 shape_b=16411 dt=f32 fill=special denorm=ftz",
     "mul shape_a=129x127 shape_b=127 dt=f32:f16:f16 fill=special",
 };
@@ -132,6 +132,64 @@ TEST(SpecialValues, HalfTheSaturatedQuotientFails) {
       if (std::fabs(v) == traits(p.dt.dst).max) v /= 2;
     out[0].assign(y);
   }, {quotients[1], quotients[2]});
+}
+
+// Subnormals flushed where the contract keeps them: the special fill's subnormals near the
+// smallest normal (in every tensor, and paired at the same output elements of a and b) make
+// what a flushing kernel loses exceed the bound of activations and binary ops.
+const std::vector<std::string> flushable = {
+    "gelu shape=4099 dt=f32 fill=special",        "gelu shape=3x5 approximate=tanh dt=bf16:f32:bf16 fill=special",
+    "silu shape=4099 dt=f32 fill=special",        "silu shape=3x5 dt=f16:f32:f16 fill=special",
+    "tanh shape=4099 dt=f32 fill=special",        "tanh shape=3x5 dt=bf16:f32:bf16 fill=special",
+    "erf shape=4099 dt=f32 fill=special",         "erf shape=3x5 dt=f16:f32:f16 fill=special",
+    "add shape_a=33x65 shape_b=65 dt=f32 fill=special", "add shape_a=31 shape_b=31 dt=f16:f32:f16 fill=special",
+    "add shape_a=37x53 shape_b=37x53 dt=bf16:f32:bf16 fill=special",
+    "mul shape_a=33x65 shape_b=65 dt=f32 fill=special", "mul shape_a=257 shape_b=257 dt=f16:f32:f16 fill=special",
+    "div shape_a=33x65 shape_b=33x1 dt=f32 fill=special",
+};
+
+// Each subnormal input of a float type read as a zero of its sign.
+tensor flushed(const tensor& t) {
+  return remapped(t, [](const tensor& s, const dims& i) {
+    const double v = s.get(i);
+    return std::fabs(v) < traits(s.type()).min_normal ? std::copysign(0.0, v) : v;
+  });
+}
+
+// A kernel flushing its subnormal inputs (DAZ), keeping its arithmetic otherwise.
+kernel_fn flushing_inputs() {
+  return simulating_on([](const problem&, std::vector<tensor>& x) {
+    for (tensor& t : x) t = flushed(t);
+  });
+}
+
+// A kernel flushing its subnormal results (FTZ), keeping its arithmetic otherwise.
+kernel_fn flushing_results() {
+  return [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    p.spec().simulate(p, in, out);
+    out[0] = flushed(out[0]);
+  };
+}
+
+std::vector<std::string> with_option(const std::vector<std::string>& lines, const std::string& option) {
+  std::vector<std::string> v;
+  for (const std::string& l : lines) v.push_back(l + " " + option);
+  return v;
+}
+
+TEST(SpecialValues, FlushingSubnormalsFailsWhereTheContractKeepsThem) {
+  expect_fails_at_every_seed("flushing inputs", flushing_inputs(), flushable);
+  // A quotient of two subnormals is normal: div's results are not where flushing shows.
+  expect_fails_at_every_seed("flushing results", flushing_results(),
+                             std::vector<std::string>(flushable.begin(), flushable.end() - 1));
+}
+
+TEST(SpecialValues, FlushingSubnormalsPassesUnderDenormFtz) {
+  const std::vector<std::string> ftz = with_option(flushable, "denorm=ftz");
+  expect_passes_at_every_seed("flushing inputs", flushing_inputs(), ftz);
+  expect_passes_at_every_seed("flushing results", flushing_results(), ftz);
+  auto sim = make_sim_backend();
+  expect_at_every_seed(*sim, flushable, state::passed);
 }
 
 }  // namespace
