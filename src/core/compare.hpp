@@ -26,6 +26,12 @@ struct compare_input {
   /// Elements whose |expected| is below this are left out of the bias test: a kernel that
   /// flushes subnormal results (denorm=ftz) errs toward zero there by contract, not by bias.
   double bias_floor = 0;
+  /// Where the contract's own roundings may turn a special value into another (it rounds or
+  /// flushes its inputs, or rounds toward zero: contract_changes_specials, output_judging.hpp):
+  /// the contract's emulation of the output (sim), else null. An element equal to it where it
+  /// is NaN or an infinity, or where it is ulp_type's largest finite value of the sign of an
+  /// exact value beyond it (rz saturates there), is an exact match.
+  const tensor* contract_values = nullptr;
 };
 
 /// Computes all metrics in one multithreaded pass (plus a pass for the worst k).

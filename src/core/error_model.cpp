@@ -47,6 +47,14 @@ double input_error(const contract& c, dtype stored, double x) {
   return flushed ? std::fabs(x) : input_rounding_error(c, stored) * std::fabs(x);
 }
 
+double input_absolute_error(const contract& c, dtype stored) {
+  if (!is_float(stored)) return 0.0;
+  const dtype held = c.rounds_inputs() ? c.math : stored;
+  if (c.denorm == denormals::ftz && is_float(held)) return traits(held).min_normal;
+  if (!c.rounds_inputs() || traits(held).min_subnormal <= traits(stored).min_subnormal) return 0.0;
+  return traits(held).min_subnormal * (c.in_round == rounding::rz ? 1.0 : 0.5);
+}
+
 double output_rounding_bound(dtype dst, rounding r, denormals d, double x) {
   const auto& tr = traits(dst);
   if (!tr.is_float) return r == rounding::rne ? 0.5 : 1.0;

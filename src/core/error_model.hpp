@@ -59,6 +59,11 @@ double input_rounding_error(const contract& c, dtype stored);
 /// The absolute error of one stored input x as the kernel holds it: the relative input rounding
 /// (input_rounding_error) and, under denorm=ftz, the whole of a subnormal x flushed to zero.
 double input_error(const contract& c, dtype stored, double x);
+/// The absolute part of that error, which no relative term covers: a value below the held
+/// type's normal range rounded to its coarser subnormals (f32 to tf32 or bf16: half their
+/// spacing, all of it for in_round=rz) or, under denorm=ftz, flushed (less than its smallest
+/// normal); 0 where the contract keeps a stored value's subnormals.
+double input_absolute_error(const contract& c, dtype stored);
 /// The unit roundoff of a type under a rounding mode (u for rne, 2u for rz); 0 for f64-exact.
 double unit_roundoff(dtype t, rounding r);
 /// The smallest positive spacing of `t` (its absolute underflow error unit).

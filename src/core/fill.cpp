@@ -20,6 +20,10 @@ constexpr fill_name fill_names[] = {
     {"exact", fill_kind::exact},     {"wide", fill_kind::wide},     {"cancel", fill_kind::cancel},
     {"large", fill_kind::large},     {"special", fill_kind::special}};
 
+// The special fill's subnormals near t's smallest normal: min_normal * (1/4 + 3/4 f) for f in
+// [0, 1), before rounding to t.
+double near_normal_subnormal(dtype t, double f) { return traits(t).min_normal * (0.25 + 0.75 * f); }
+
 // A special value for the `special` fill, chosen by a second random draw.
 double special_value(const dtype_traits& tr, double u) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -28,9 +32,17 @@ double special_value(const dtype_traits& tr, double u) {
   if (u < 0.4) return tr.has_inf ? inf : nan;
   if (u < 0.6) return tr.has_inf ? -inf : -nan;
   if (u < 0.8) return -0.0;
-  // The smallest subnormals, both signs: kernels that flush or mishandle them show up.
-  const double k = std::floor(1.0 + 6.0 * (u - 0.8) / 0.2);  // 1 .. 6
-  return k <= 3 ? k * tr.min_subnormal : -(k - 3) * tr.min_subnormal;
+  if (u < 0.9) {
+    // The smallest subnormals, both signs: kernels that mishandle them show up.
+    const double k = std::floor(1.0 + 6.0 * (u - 0.8) / 0.1);  // 1 .. 6
+    return k <= 3 ? k * tr.min_subnormal : -(k - 3) * tr.min_subnormal;
+  }
+  // Subnormals near the smallest normal, both signs: large enough that a kernel flushing them
+  // (as inputs or as results) loses more than the bounds of ops whose results there are of
+  // their inputs' size (gelu, silu, tanh, erf near 0, a product with a normal value).
+  const double f = (u - 0.9) / 0.1;  // [0, 1)
+  const double m = near_normal_subnormal(tr.type, f < 0.5 ? 2 * f : 2 * f - 1);
+  return f < 0.5 ? m : -m;
 }
 
 double value_at(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
@@ -115,15 +127,15 @@ bool elements_distinct(const tensor& t) {
 }
 
 // The special fill's guarantee: every kind of special value (the u of special_value in each
-// of its bands: NaN, +Inf, -Inf, -0, +subnormal, -subnormal) at its own position, so that
-// every problem holds each of them however small its tensors or unlucky its seed (random
-// sprinkling at rate r misses a tensor of n elements with probability (1 - r)^n). The
-// positions start at a seeded element and are spread n/6 apart (distinct when n >= 6; in
-// smaller tensors the later kinds win).
+// of its bands: NaN, +Inf, -Inf, -0, +-tiny subnormal, +-subnormal near the smallest normal)
+// at its own position, so that every problem holds each of them however small its tensors or
+// unlucky its seed (random sprinkling at rate r misses a tensor of n elements with
+// probability (1 - r)^n). The positions start at a seeded element and are spread n/8 apart
+// (distinct when n >= 8; in smaller tensors the later kinds win).
 void plant_specials(tensor& t, const dtype_traits& tr, std::uint64_t seed, std::uint64_t stream) {
   const std::uint64_t n = static_cast<std::uint64_t>(t.numel());
   if (n == 0 || !tr.is_float) return;
-  constexpr double bands[] = {0.1, 0.3, 0.5, 0.7, 0.85, 0.95};
+  constexpr double bands[] = {0.1, 0.3, 0.5, 0.7, 0.825, 0.875, 0.925, 0.975};
   const std::uint64_t start = random_bits(seed, (stream ^ 0x5bd1e9955bd1e995ull) + 3, 0) % n;
   const std::uint64_t spacing = std::max<std::uint64_t>(1, n / std::size(bands));
   for (std::uint64_t k = 0; k < std::size(bands); ++k) {

@@ -19,7 +19,7 @@ enum class fill_kind : std::uint8_t {
   wide,        ///< random sign and a binary exponent in [-n/2, n/2), clipped to the type's range
   cancel,      ///< values in +/- pairs with tiny residues: heavy cancellation in sums
   large,       ///< uniform in [-scale, scale]; ops pick a large scale (softmax: exp overflow)
-  special,     ///< normal values sprinkled with NaN, +/-Inf, -0 and subnormals, each of them in every tensor
+  special,     ///< normal values sprinkled with NaN, +/-Inf, -0, tiny subnormals and subnormals near min_normal, each in every tensor
 };
 
 /// Parameters of a fill. Fields unused by a kind are ignored.

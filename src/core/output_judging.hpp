@@ -38,6 +38,28 @@ struct judging_input {
   bool observe_precision = true;
 };
 
+/// Whether contract c may legitimately give another special value than the exact result on
+/// the stored inputs: it rounds its inputs (tf32, f32@bf16), converts them to a narrower acc
+/// (f32 inputs in f16) or flushes subnormals (denorm=ftz), so a tiny input becomes 0 and
+/// 0*Inf = NaN where the exact inputs give Inf (or x/0 = Inf where they give a finite
+/// quotient); or it rounds toward zero, so a result beyond the largest finite value saturates
+/// at it instead of overflowing.
+bool contract_changes_specials(const contract& c);
+
+/// The contract's own emulation (the sim backend, op_spec::simulate) of a case's outputs on
+/// its inputs, run once when first asked: relative-to-sim's yardstick, and the special values
+/// a contract that changes them allows (compare_input::contract_values).
+class contract_emulation {
+ public:
+  explicit contract_emulation(const judging_input& in) : in_(in) {}
+  const std::vector<tensor>& outputs();
+
+ private:
+  const judging_input& in_;
+  std::vector<tensor> outs_;
+  bool ran_ = false;
+};
+
 /// Judges every output under o's policy into r.v (state, reason, policy text, per output
 /// verdicts), r.times.bound / compare, r.reference_note and r.observed_*; returns each output's
 /// judgement (the perturbation check reads their bounds).

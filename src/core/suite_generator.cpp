@@ -290,16 +290,6 @@ std::vector<std::string> selected_contracts(const op_spec& op, const feature_tab
 
 }  // namespace
 
-std::string special_values_unjudged(const problem& p, bool divides) {
-  const bool flushes_or_rounds = p.dt.rounds_inputs() || p.dt.denorm == denormals::ftz;
-  const bool truncates = p.dt.acc_round == rounding::rz;
-  const bool fill_shows = p.fill == "special" || (divides && p.fill == "cancel");
-  if (!fill_shows || !(flushes_or_rounds || (divides && truncates))) return "";
-  return fmt::format("fill={} with {}: an input flushed or rounded to 0 meets an Inf (or a quotient truncates at "
-                     "the largest finite value); the judge does not yet allow for it",
-                     p.fill, truncates && !flushes_or_rounds ? "acc_round=rz" : "rounded or flushed inputs");
-}
-
 int op_coverage::values_covered() const {
   return static_cast<int>(std::count_if(values.begin(), values.end(), [](const value_coverage& v) { return !v.alone.empty(); }));
 }

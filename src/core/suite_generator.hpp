@@ -22,13 +22,4 @@ using support_query = std::function<support(const problem&)>;
 /// are the table's, kept to those of `o.contracts` when given (as `--contract` selects).
 generated_suite generate_suite(const op_spec& op, const support_query& supports, const generation_options& o);
 
-/// Why the special values of a product or quotient problem cannot be judged yet ("" when they
-/// can), for the feature tables' not_meaningful rules: a contract that rounds its inputs
-/// (f32@bf16, tf32) or flushes subnormals (denorm=ftz) may turn a subnormal input into 0, and
-/// 0 times Inf is NaN where the exact inputs give Inf; a quotient rounded toward zero
-/// (acc_round=rz) stops at the largest finite value where the exact one overflows. The judge
-/// does not yet take these outcomes of the contract into account (docs/COVERAGE.md).
-/// `divides`: also a cancelling fill, whose tiny divisors show the same.
-std::string special_values_unjudged(const problem& p, bool divides);
-
 }  // namespace opval

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "core/backend_run.hpp"
 #include "core/timed.hpp"
 #include "opval/error.hpp"
 #include "core/error_model.hpp"
@@ -51,24 +50,19 @@ judgement judge_by_constant(std::string text) {
   return j;
 }
 
-// sim's largest error on each output: relative-to-sim's yardstick. sim runs once, when first asked.
+// sim's largest error on each output: relative-to-sim's yardstick.
 class sim_yardstick {
  public:
-  explicit sim_yardstick(const judging_input& in) : in_(in) {}
+  sim_yardstick(const judging_input& in, contract_emulation& sim) : in_(in), sim_(sim) {}
   double error(std::size_t i) {
-    if (sim_outs_.empty()) {
-      sim_outs_ = allocate(in_.p.spec().outputs(in_.p));
-      const profiler_range range(phase::reference);  // sim as a yardstick, not the kernel under test
-      run_backend(*make_sim_backend(), in_.p, in_.ins, sim_outs_);
-    }
-    compare_input ci{.got = &sim_outs_[i], .expected = &in_.refs[i], .ulp_type = in_.p.dt.dst, .worst_k = 0,
+    compare_input ci{.got = &sim_.outputs()[i], .expected = &in_.refs[i], .ulp_type = in_.p.dt.dst, .worst_k = 0,
                      .bias_test = false, .bias_skip_reason = "a yardstick, not a verdict"};
     return compare_outputs(ci).max_abs_error;
   }
 
  private:
   const judging_input& in_;
-  std::vector<tensor> sim_outs_;
+  contract_emulation& sim_;
 };
 
 // |err| <= m * max(sim's error, u_dst * max|ref|).
@@ -121,7 +115,8 @@ class relative_to_sim_policy final : public tolerance_policy {
   static constexpr policy_description description{
       policy_kind::relative_to_sim, "relative-to-sim[:m=M]",
       "|err| <= M * max(error of the contract-exact sim, u_dst * max|ref|), M default 2"};
-  relative_to_sim_policy(const judging_input& in, const policy& p) : in_(in), sim_(in), m_(p.sim_factor) {}
+  relative_to_sim_policy(const judging_input& in, const policy& p, contract_emulation& sim)
+      : in_(in), sim_(in, sim), m_(p.sim_factor) {}
   judgement of(std::size_t i, const std::string&) override { return relative_to_sim(in_, sim_, i, m_); }
 
  private:
@@ -139,7 +134,8 @@ class bound_policy final : public tolerance_policy {
       "default: per-element bound from the op's error analysis of the contract (P: allowed false-alarm rate of "
       "the probabilistic bound, default 1e-6; random_data=0: no sharper bound for sums of random-sign fills, "
       "for a kernel whose order of additions depends on the values)"};
-  bound_policy(const judging_input& in, const policy& p, case_result& r) : in_(in), sim_(in), r_(r) {
+  bound_policy(const judging_input& in, const policy& p, case_result& r, contract_emulation& sim)
+      : in_(in), sim_(in, sim), r_(r) {
     const bound_options bo{p.false_alarm, p.random_data};
     const op_spec& spec = in.p.spec();
     bounds_ = timed(phase::bound, r.times.bound, [&] { return spec.bound(in.p, in.ft, bo, in.ins, in.refs); });
@@ -176,10 +172,11 @@ class bound_policy final : public tolerance_policy {
 
 }  // namespace
 
-std::unique_ptr<tolerance_policy> make_tolerance_policy(const policy& p, const judging_input& in, case_result& r) {
+std::unique_ptr<tolerance_policy> make_tolerance_policy(const policy& p, const judging_input& in, case_result& r,
+                                                        contract_emulation& sim) {
   switch (p.kind) {
-    case policy_kind::bound: return std::make_unique<bound_policy>(in, p, r);
-    case policy_kind::relative_to_sim: return std::make_unique<relative_to_sim_policy>(in, p);
+    case policy_kind::bound: return std::make_unique<bound_policy>(in, p, r, sim);
+    case policy_kind::relative_to_sim: return std::make_unique<relative_to_sim_policy>(in, p, sim);
     case policy_kind::exact: return std::make_unique<exact_policy>(in);
     case policy_kind::fixed: return std::make_unique<fixed_policy>(in, p);
   }

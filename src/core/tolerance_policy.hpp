@@ -23,9 +23,11 @@ class tolerance_policy {
   virtual bool widens_for_reference() const { return true; }
 };
 
-/// The policy `p` for the case `in`, recording into `r` (its bound time, a fallback's note).
-/// Throws opval::error when the op returns a bound per output that does not match its outputs.
-std::unique_ptr<tolerance_policy> make_tolerance_policy(const policy& p, const judging_input& in, case_result& r);
+/// The policy `p` for the case `in`, recording into `r` (its bound time, a fallback's note);
+/// relative-to-sim takes its yardstick from `sim`. Throws opval::error when the op returns a
+/// bound per output that does not match its outputs.
+std::unique_ptr<tolerance_policy> make_tolerance_policy(const policy& p, const judging_input& in, case_result& r,
+                                                        contract_emulation& sim);
 
 /// A per-element f64 tensor from a function f(index, reference value).
 template <class F>

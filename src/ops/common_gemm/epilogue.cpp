@@ -182,7 +182,7 @@ namespace {
 // epilogue steps as one sum (any order), or for random-sign fills the products' own sum,
 // then the steps after it, whichever bound is smaller (both hold).
 double float_accumulation_error(const error_constants& k, const dot_sums& d, double f, double side) {
-  const double underflow = (std::abs(f) * (k.k_terms + 1.0) + 3.0) * k.eta;
+  const double underflow = (std::abs(f) * (k.k_terms + 1.0) + 3.0) * k.eta + (1.0 + k.gamma) * std::abs(f) * d.reach;
   const double as_one_sum = ((1.0 + k.gamma) * (1.0 + k.rho_prod) - 1.0) * std::abs(f) * d.abs;
   if (!k.products) return as_one_sum + k.gamma * side + underflow;
   // Products rounded to `math` scale every |t| by at most 1 + rho and keep their signs.

@@ -102,9 +102,12 @@ struct error_constants {
   double gamma_steps = 0;
 };
 
-/// The exact sums over the K products of one output: s = sum a b, sum |a||b|, sum a^2 b^2.
+/// The exact sums over the K products of one output: s = sum a b, sum |a||b|, sum a^2 b^2, and
+/// `reach`, the absolute error of the products from inputs rounded below the held type's normal
+/// range or flushed (input_absolute_error alpha of each operand): (1 + rho)(alpha_b sum|a| +
+/// alpha_a sum|b|) + K alpha_a alpha_b.
 struct dot_sums {
-  double s = 0, abs = 0, square = 0;
+  double s = 0, abs = 0, square = 0, reach = 0;
 };
 
 /// Accumulation steps a kernel may take beyond the K products: alpha and scale products,

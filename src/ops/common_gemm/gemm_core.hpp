@@ -35,7 +35,7 @@ void check_block_scaling(const problem& p, const epilogue_spec& e, std::int64_t 
 /// A GEMM-like op's feature table: `base` and the op's own `shape_features`, then the epilogue's
 /// (epilogue_features), at every GEMM contract; its rules add the quantization scales a contract
 /// needs (suite_quant_attrs at the problem's K, from `k_of`) and say which fills an integer
-/// contract can be judged on, and which special values not yet (special_values_unjudged).
+/// contract can be judged on.
 feature_table gemm_feature_table(std::string base, std::vector<suite_feature> shape_features, bool with_beta,
                                  std::function<std::int64_t(const problem&)> k_of);
 
@@ -60,14 +60,17 @@ std::vector<operand_role> roles_of(const epilogue_spec& e, std::size_t n_inputs)
 bool i32_may_overflow(const contract& c, const epilogue_spec& e, double k);
 
 /// Which sums of the K products the fp64 passes compute: the dot product itself, or for the
-/// error model sum|a||b| (magnitudes) and sum a^2 b^2 (squares, the random-sign bound's).
-enum class dot_values : std::uint8_t { signed_values, magnitudes, squares };
+/// error model sum|a||b| (magnitudes), sum a^2 b^2 (squares, the random-sign bound's), and
+/// sum|a| and sum|b| over the same K terms (first_magnitudes, second_magnitudes: the other
+/// operand read as ones), which the absolute part of the inputs' rounding scales.
+enum class dot_values : std::uint8_t { signed_values, magnitudes, squares, first_magnitudes, second_magnitudes };
 
 /// The values of a GEMM operand as the exact dot products use them: zero point removed, then
-/// as `v` asks (magnitudes or squares for the error model's sums).
-std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v);
+/// as `v` asks (magnitudes or squares for the error model's sums; ones for the operand that
+/// first_magnitudes or second_magnitudes does not name). `first`: the first operand (A, src).
+std::vector<double> dot_operand(const tensor& t, std::int64_t zp, dot_values v, bool first);
 /// The same on values already read (logical row-major).
-std::vector<double> dot_operand(std::vector<double> values, std::int64_t zp, dot_values v);
+std::vector<double> dot_operand(std::vector<double> values, std::int64_t zp, dot_values v, bool first);
 
 /// op_counts of problem p of op s: `flops`, and the bytes of every operand.
 op_counts gemm_counts(const op_spec& s, const problem& p, double flops);

@@ -57,7 +57,7 @@ void for_each_gemm(const conv_shape& s, Fn&& fn) {
 
 std::vector<double> exact_dots(const conv_shape& s, const epilogue_spec& e, const tensor& src,
                                const tensor& wei, dot_values v) {
-  const auto x = dot_operand(src, e.zp_a, v), w = dot_operand(wei, e.zp_b, v);
+  const auto x = dot_operand(src, e.zp_a, v, true), w = dot_operand(wei, e.zp_b, v, false);
   std::vector<double> out(s.mb * s.oc * s.oh * s.ow);
   for_each_gemm(s, [&](std::int64_t n, std::int64_t gi, std::int64_t wo, std::int64_t oo) {
     const std::vector<double> col = im2col(s, x, n, gi, 0.0);

@@ -66,7 +66,7 @@ std::pair<std::vector<double>, std::vector<double>> operand_values(const epilogu
 std::vector<double> exact_dots(const matmul_shape& s, const epilogue_spec& e, std::span<const tensor> in,
                                dot_values v) {
   auto [va, vb] = operand_values(e, in);
-  const auto a = dot_operand(std::move(va), e.zp_a, v), b = dot_operand(std::move(vb), e.zp_b, v);
+  const auto a = dot_operand(std::move(va), e.zp_a, v, true), b = dot_operand(std::move(vb), e.zp_b, v, false);
   std::vector<double> out(s.batch_count * s.m * s.n);
   for_each_batch(s, [&](std::int64_t ob, std::int64_t oa, std::int64_t obb) {
     reference_gemm(s.m, s.n, s.k, a.data() + oa, b.data() + obb, out.data() + ob * s.m * s.n);
