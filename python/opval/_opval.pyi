@@ -283,6 +283,16 @@ class Problem:
     def has(self, name: str) -> bool:
         """True when the descriptor sets the attribute explicitly"""
 
+    def implemented_by(self, declared: Contract) -> bool:
+        """
+        whether a kernel declaring `declared` implements this problem's contract: the types and each option the op reads equal (ulp= for the functions it reads, so a preset matches its expansion)
+        """
+
+    def contract_as_read(self, contract: Contract) -> Contract:
+        """
+        `contract` as a problem of this op carries it: each option the op does not read at its default
+        """
+
     def inputs(self) -> list[Operand]:
         """the operands the kernel reads, in order"""
 
