@@ -162,7 +162,9 @@ class JaxAdapter:
         results = self._jitted[p.op](static, operands, compute)
         values = [np.asarray(result) for result in results]
         for value, target, operand in zip(values, outputs, p.outputs()):
-            if value.dtype not in (compute, numpy_dtype(output_type(p, operand, target))):
+            # An integer op (add, mul on i32/i64) computes in its operands' own type, wrapping as its contract does.
+            own_integer = value.dtype.kind in "iu" and value.dtype == numpy_dtype(operand.dtype)
+            if value.dtype not in (compute, numpy_dtype(output_type(p, operand, target))) and not own_integer:
                 raise RuntimeError(f"jax computed {p.op} in {value.dtype}, not {compute}"
                                    + (" (was jax_enable_x64 turned off?)" if compute == np.float64 else ""))
         rounded = store(p, values, outputs)
