@@ -191,7 +191,6 @@ struct element_view {
   const double* contract;  // compare_input::contract_values, or null
   double max;              // the output type's largest finite value
 
-
   double got(std::int64_t i) const { return got_f32 ? static_cast<double>(got_f32[i]) : got_f64[i]; }
   double bound_at(std::int64_t i) const { return bound ? bound[i] : 0.0; }
 };
