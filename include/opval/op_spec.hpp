@@ -101,6 +101,23 @@ struct error_bound {
   bool directed_rounding = false;
 };
 
+/// A second test of one output that needs the kernel's own values (op_spec::posterior): the
+/// output transformed so that an error a correct kernel shares across a group of elements
+/// cancels, with the exact transformed values and a bound on the difference. softmax divides
+/// each row by the kernel's own row sum: the denominator's error, common to the row, drops
+/// out, and the bound needs no n*u. The element-wise test stays; this one is stricter where
+/// the shared error dominates.
+struct posterior_check {
+  std::size_t output = 0;  ///< which output it judges
+  std::string name;        ///< short, e.g. "row shape"
+  tensor got;              ///< f64, the output's shape: the kernel's output transformed
+  tensor expected;         ///< f64: the exact output transformed the same way
+  tensor bound;            ///< f64: the total bound on |got - expected| (roundings included)
+  std::string formula;     ///< how the bound was derived
+  std::string on_failure;  ///< what a failure of this test alone means (appended to the reason)
+  std::string on_pass;     ///< what it means when it passes and the element-wise test fails
+};
+
 /// One operator. Implementations live in src/ops/<op>/ and register with OPVAL_REGISTER_OP.
 class op_spec {
  public:
@@ -142,6 +159,14 @@ class op_spec {
   virtual std::vector<error_bound> bound(const problem& p, const fill_traits& f,
                                          const bound_options& o, std::span<const tensor> in,
                                          std::span<const tensor> ref) const = 0;
+  /// Tests of the outputs that need the kernel's values (see posterior_check), made after the
+  /// element-wise comparison under the `bound` policy against opval's own reference; none by
+  /// default. `out` are the kernel's outputs, `ref` the fp64 reference.
+  virtual std::vector<posterior_check> posterior(const problem& p, const fill_traits& f, const bound_options& o,
+                                                 std::span<const tensor> in, std::span<const tensor> ref,
+                                                 std::span<const tensor> out) const {
+    return {};
+  }
   /// Descriptor lines of a named suite (`smoke`, `regression`); empty if none.
   virtual std::vector<std::string> suite(std::string_view tag) const = 0;
   /// The features its generated suites cover (suite_feature, feature_table). Default: none, so

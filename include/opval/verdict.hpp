@@ -78,13 +78,24 @@ std::string_view to_string(state s);
 /// The state named by to_string's text; nullopt for any other text.
 std::optional<state> parse_state(std::string_view text);
 
+/// The result of one of an output's posterior tests (op_spec::posterior): a comparison of the
+/// output transformed (softmax: each row divided by its own sum) with its own bound.
+struct output_check {
+  std::string name;
+  state st = state::passed;  ///< passed or failed
+  std::string reason;
+  std::string bound;
+  metrics m;
+};
+
 /// The judgement of one output.
 struct output_verdict {
   std::string name;
-  state st = state::passed;
+  state st = state::passed;  ///< the worst of the element-wise test's and the checks' states
   std::string reason;   ///< which element, which bound (empty when passed cleanly)
   std::string bound;    ///< the formula or tolerance that applied
-  metrics m;
+  metrics m;            ///< the element-wise comparison
+  std::vector<output_check> checks;  ///< the posterior tests, where the op has any
 };
 
 /// The judgement of a case: the worst of its outputs' states, with every reason.

@@ -58,15 +58,25 @@ nb::dict timings_of(const case_timings& t) {
   return d;
 }
 
+// The fields an output's verdict and its posterior tests share (both are judged comparisons).
+template <class T>
+nb::class_<T>& judged_fields(nb::class_<T>& c) {
+  return c.def_ro("name", &T::name)
+      .def_prop_ro("state", [](const T& v) { return std::string(to_string(v.st)); })
+      .def_ro("reason", &T::reason)
+      .def_ro("bound", &T::bound, "the formula or tolerance that applied")
+      .def_prop_ro("max_ulps", [](const T& v) { return v.m.max_ulps; })
+      .def_prop_ro("max_abs_error", [](const T& v) { return v.m.max_abs_error; })
+      .def_prop_ro("max_error_over_bound", [](const T& v) { return v.m.max_error_over_bound; });
+}
+
 void bind_result(nb::module_& m) {
-  nb::class_<output_verdict>(m, "OutputVerdict", "The judgement of one output")
-      .def_ro("name", &output_verdict::name)
-      .def_prop_ro("state", [](const output_verdict& v) { return std::string(to_string(v.st)); })
-      .def_ro("reason", &output_verdict::reason)
-      .def_ro("bound", &output_verdict::bound, "the formula or tolerance that applied")
-      .def_prop_ro("max_ulps", [](const output_verdict& v) { return v.m.max_ulps; })
-      .def_prop_ro("max_abs_error", [](const output_verdict& v) { return v.m.max_abs_error; })
-      .def_prop_ro("max_error_over_bound", [](const output_verdict& v) { return v.m.max_error_over_bound; });
+  nb::class_<output_check> check(m, "OutputCheck",
+                                 "A posterior test of one output (softmax's row shape: each row divided by its own sum)");
+  judged_fields(check);
+  nb::class_<output_verdict> verdict(m, "OutputVerdict", "The judgement of one output");
+  judged_fields(verdict).def_ro("checks", &output_verdict::checks,
+                                "the posterior tests (OutputCheck), where the op has any; state is the worst of all");
   nb::class_<case_result>(m, "CaseResult", "Everything recorded about one case (record() has every field)")
       .def_ro("descriptor", &case_result::descriptor)
       .def_ro("op", &case_result::op)

@@ -221,6 +221,15 @@ void describe(Io& io, X& m) {
   io("worst", m.worst);
 }
 
+template <class Io, either<output_check> X>
+void describe(Io& io, X& c) {
+  io("name", c.name);
+  io("state", c.st);
+  io("reason", c.reason);
+  io("bound", c.bound);
+  io("metrics", c.m);
+}
+
 template <class Io, either<output_verdict> X>
 void describe(Io& io, X& o) {
   io("name", o.name);
@@ -228,6 +237,7 @@ void describe(Io& io, X& o) {
   io("reason", o.reason);
   io("bound", o.bound);
   io("metrics", o.m);
+  io.optional("checks", o.checks, !o.checks.empty());  // only for ops with posterior tests
 }
 
 template <class Io, either<case_timings> X>

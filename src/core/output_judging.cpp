@@ -66,6 +66,46 @@ void explain_contract_values(output_verdict& ov, const tensor& contract_values) 
                            format_index(w.index));
 }
 
+// The op's posterior tests (op_spec::posterior), made under the bound policy against opval's
+// own reference: an alternative reference or a user's tolerance has no error model to sharpen.
+std::vector<posterior_check> posterior_checks(const judging_input& in, const run_options& o, case_result& r) {
+  if (o.pol.kind != policy_kind::bound || in.alt) return {};
+  const bound_options bo{o.pol.false_alarm, o.pol.random_data};
+  return timed(phase::bound, r.times.bound,
+               [&] { return in.p.spec().posterior(in.p, in.ft, bo, in.ins, in.refs, in.outs); });
+}
+
+// One posterior test of an output: compared like the output itself (no bias test: the
+// transformed values are not the kernel's roundings), failed on any element beyond its bound.
+output_check judge_check(const posterior_check& pc, const output_verdict& ov, const run_options& o, dtype dst,
+                         case_result& r) {
+  const compare_input ci{&pc.got, &pc.expected, &pc.bound, nullptr, dst, o.worst_k, o.pol.bias_z,
+                         o.pol.bias_min_ulps, false, "a transformed output, not the kernel's own roundings"};
+  output_check c{.name = pc.name, .bound = pc.formula};
+  c.m = timed(phase::compare, r.times.compare, [&] { return compare_outputs(ci); });
+  output_verdict as_output{.name = ov.name, .bound = pc.formula, .m = c.m};
+  decide(as_output);  // beyond the bound or a NaN/Inf mismatch: FAILED; the MISTRUSTED tests are the output's
+  if (as_output.st != state::failed) return c;
+  c.st = state::failed;
+  c.reason = fmt::format("{} test: {}; {}", pc.name, as_output.reason, pc.on_failure);
+  return c;
+}
+
+// The output's verdict with its posterior tests: the worst state of all, the element-wise
+// reason first; an element-wise failure whose tests all pass says what that means.
+void add_checks(output_verdict& ov, std::vector<output_check> checks, std::span<const posterior_check> made) {
+  const bool failed_alone = ov.st == state::failed;
+  for (std::size_t k = 0; k < checks.size(); ++k) {
+    const output_check& c = checks[k];
+    if (c.st == state::passed && failed_alone)
+      ov.reason += fmt::format("; the {} test passes ({:.3g} of its bound): {}", c.name, c.m.max_error_over_bound,
+                               made[k].on_pass);
+    if (c.st != state::passed && ov.st == state::passed) ov.reason = c.reason;
+    ov.st = worst_state(ov.st, c.st);
+  }
+  ov.checks = std::move(checks);
+}
+
 }  // namespace
 
 namespace {
@@ -142,6 +182,7 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
   contract_emulation sim(in);
   const std::unique_ptr<tolerance_policy> tolerance = make_tolerance_policy(o.pol, in, r, sim);
   std::vector<judgement> js;
+  std::vector<posterior_check> posterior = posterior_checks(in, o, r);
   for (std::size_t i = 0; i < in.outs.size(); ++i) {
     judgement& j = js.emplace_back(tolerance->of(i, out_ops[i].name));
     if (in.alt) {
@@ -165,6 +206,14 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
     ov.bound = j.bound_text;
     decide(ov);
     if (ci.contract_values) explain_contract_values(ov, *ci.contract_values);
+    std::vector<output_check> checks;
+    std::vector<posterior_check> made;
+    for (posterior_check& pc : posterior)
+      if (pc.output == i) {
+        checks.push_back(judge_check(pc, ov, o, p.dt.dst, r));
+        made.push_back(std::move(pc));
+      }
+    add_checks(ov, std::move(checks), made);
     r.v.st = worst_state(r.v.st, ov.st);
     if (r.v.reason.empty() && ov.st != state::passed) r.v.reason = ov.reason;
     r.v.outputs.push_back(std::move(ov));

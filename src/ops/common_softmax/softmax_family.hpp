@@ -223,6 +223,61 @@ class softmax_family_spec : public op_spec {
     return {eb};
   }
 
+  /// The row-shape test (softmax_numerics.hpp, docs/NUMERICS.md "The row-shape test"): the
+  /// kernel's rows and the reference's, each normalized by its own sum (or log-sum-exp), with
+  /// a bound that has no n*u. Rows that are not finite, or whose kernel row has no finite
+  /// positive sum, are left to the element-wise test (compared exactly to themselves here).
+  std::vector<posterior_check> family_posterior(const problem& p, std::span<const tensor> in,
+                                                std::span<const tensor> ref, std::span<const tensor> out) const {
+    const contract& c = p.dt;
+    const softmax_family_params q = params_of(p);
+    const row_geometry g = geometry_of(q.shape, q.axis);
+    const bool final_rounding = c.acc == c.dst && c.acc_round == c.dst_round;
+    const shape_constants k = make_shape_constants(static_cast<double>(g.len), c, log_, final_rounding);
+    const std::vector<double> x = in[0].to_vector(), expected = ref[0].to_vector(), got = out[0].to_vector();
+    std::vector<double> got_n(x.size()), expected_n(x.size()), bound(x.size());
+    // Rows in parallel (for_each_row), each writing its slice of the three outputs.
+#pragma omp parallel if (x.size() >= 16384)
+    {
+      std::vector<double> xr(g.len), er(g.len), yr(g.len), dx(g.len), yn(g.len), en(g.len), br(g.len), pr(g.len);
+#pragma omp for schedule(static)
+      for (std::int64_t r = 0; r < g.rows(); ++r) {
+        for (std::int64_t j = 0; j < g.len; ++j) {
+          const std::int64_t i = g.index(r, j);
+          xr[j] = x[i], er[j] = expected[i], yr[j] = got[i];
+          dx[j] = input_error(c, c.src, x[i]);
+        }
+        std::fill(br.begin(), br.end(), 0.0);
+        const double norm = classify_row(xr).kind == row_kind::finite ? normalize_row(yr, log_, yn) : 0.0;
+        if (norm > 0 && normalize_row(er, log_, en) > 0) {
+          for (std::int64_t j = 0; j < g.len; ++j) pr[j] = log_ ? std::exp(en[j]) : en[j];
+          shape_bound_row(xr, dx, pr, yr, norm, log_, k, br);
+        } else {
+          yn = er, en = er;  // left to the element-wise test
+        }
+        for (std::int64_t j = 0; j < g.len; ++j) {
+          const std::int64_t i = g.index(r, j);
+          got_n[i] = yn[j], expected_n[i] = en[j], bound[i] = br[j];
+        }
+      }
+    }
+    posterior_check pc;
+    pc.name = "row shape";
+    pc.got = make_f64(q.shape, got_n);
+    pc.expected = make_f64(q.shape, expected_n);
+    pc.bound = make_f64(q.shape, bound);
+    pc.formula = k.formula;
+    pc.on_failure = log_ ? "each row shifted by its own log-sum-exp is distorted beyond a correct kernel's "
+                           "per-term errors (no error common to the row, such as log(sum), explains it): a wrong "
+                           "exp or log, rounded logits or outputs?"
+                         : "each row divided by its own sum is distorted beyond a correct kernel's per-term errors "
+                           "(no error common to the row, such as the denominator's, explains it): a wrong exp, "
+                           "rounded logits or probabilities?";
+    pc.on_pass = log_ ? "the rows are right up to an offset common to each row: log(sum) or the max is off"
+                      : "the rows are right up to a factor common to each row: the denominator sum is off";
+    return {pc};
+  }
+
  private:
   row_geometry geometry(const problem& p) const {
     const softmax_family_params q = params_of(p);

@@ -227,4 +227,138 @@ inline double log_probability_error(const row_bound& b, std::size_t j, double y,
   return b.delta[j] + b.log_sum + log_eval + u_final * std::fabs(y);
 }
 
+// ---------------------------------------------------------------- the row-shape test
+// A posteriori (docs/NUMERICS.md, "The row-shape test"). The kernel's row is normalized by
+// its own sum, p~_j = p^_j / r^ with r^ = sum_k p^_k (softmax), or shifted by its own
+// log-sum-exp, y~_j = y^_j - log sum_k exp(y^_k) (log_softmax), both in fp64. Every error a
+// correct kernel shares across the row (the denominator sum, its reciprocal, log s, the sum's
+// online rescalings) is a common factor (offset), which that cancels exactly. What is left are
+// the per-term log errors theta_j, |theta_j| <= T_j:
+//   softmax      T_j = dx_j + u (2 (m - x_j) + log s + 1)   the logit, also for a kernel that
+//                                                      computes exp(x - m - log s)
+//                      + l(exp_rel) + l(exp_rel + u)   its exp, and one rescaling of the term by
+//                                                      a computed exp (one-pass kernels)
+//                      + l(max(ulps.div eps, u))       the division (the product by a common
+//                                                      reciprocal: its rounding is common)
+//                      [+ l(u_dst) when dst is not acc]
+//   log_softmax  T_j = dx_j + u (m - x_j) + the same exp, rescaling and division terms (a
+//                      kernel may compute log(softmax))
+//                      + (u [if acc != dst] + u_dst + log_ulps eps) |y^_j| (1 + 2u) + abs units
+// With p~_j = p_j e^{theta_j} / sum_k p_k e^{theta_k}:
+//   |log(p~_j / p_j)| <= T_j + C,  C = log sum_k p_k e^{T_k}  (>= sum_k p_k T_k, Jensen),
+// so |p~_j - p_j| <= p_j expm1(T_j + C) + (A_j + q_j sum_k A_k) / r^, q_j = p_j e^{T_j + C},
+// A_j the absolute underflow and output-rounding errors; |y~_j - y_j| <= T_j + C. No n u.
+// Both sides are normalized the same way (the reference too, so its own sum's error cancels),
+// with compensated fp64 sums; `fp64_slack` covers what fp64 normalization adds.
+
+/// Neumaier's compensated sum: a few fp64 ulps of the result whatever n (terms of one sign).
+inline double compensated_sum(std::span<const double> v) {
+  double s = 0, c = 0;
+  for (double x : v) {
+    const double t = s + x;
+    c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  return s + c;
+}
+
+/// log sum_k exp(y_k) in fp64, max-shifted; -inf when every y_k is -inf.
+inline double log_sum_exp(std::span<const double> y) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (double v : y) m = std::max(m, v);
+  if (m == -std::numeric_limits<double>::infinity()) return m;
+  std::vector<double> e(y.size());
+  for (std::size_t k = 0; k < y.size(); ++k) e[k] = std::exp(y[k] - m);
+  return m + std::log(compensated_sum(e));
+}
+
+/// A row normalized the row-shape test's way: divided by its sum (softmax) or shifted by its
+/// log-sum-exp (log_softmax). Returns the sum (softmax) or exp(offset) (log_softmax); 0 when
+/// the row has no finite positive sum or a non-finite element (the element-wise test judges
+/// such a row, and `out` is left unwritten).
+inline double normalize_row(std::span<const double> y, bool log, std::span<double> out) {
+  for (double v : y)
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity() || (!log && std::isinf(v))) return 0.0;
+  if (log) {
+    const double c = log_sum_exp(y);
+    if (!std::isfinite(c)) return 0.0;
+    for (std::size_t j = 0; j < y.size(); ++j) out[j] = y[j] - c;
+    return std::exp(c);
+  }
+  const double r = compensated_sum(y);
+  if (!(r > 0) || !std::isfinite(r)) return 0.0;
+  for (std::size_t j = 0; j < y.size(); ++j) out[j] = y[j] / r;
+  return r;
+}
+
+/// The constants of the row-shape test (see above).
+struct shape_constants {
+  double u = 0;          ///< unit roundoff of acc
+  double own = 0;        ///< exp, one rescaling, the division (and the output rounding when dst != acc)
+  double log_rel = 0;    ///< log_softmax: relative to |y^|: the subtraction's, the output's and a log's rounding
+  double abs = 0;        ///< absolute per element: underflow in acc and the output's subnormal spacing
+  double fp64_slack = 0; ///< the fp64 normalization's own error, relative (log: + per unit of |y|)
+  std::string formula;
+};
+
+/// The row-shape constants of a contract; `output_is_final` as for make_error_constants.
+inline shape_constants make_shape_constants(double n, const contract& c, bool log, bool output_is_final) {
+  shape_constants k;
+  const auto& tr = traits(c.acc);
+  k.u = unit_roundoff(c.acc, c.acc_round);
+  const double exp_rel = c.ulps.exp * tr.epsilon;
+  const double u_dst = output_is_final ? 0.0 : unit_roundoff(c.dst, c.dst_round);
+  const double div = std::max(c.ulps.div * tr.epsilon, k.u);
+  k.own = log_factor(exp_rel) + log_factor(exp_rel + k.u) + log_factor(div) + (log ? 0.0 : log_factor(u_dst));
+  if (log) k.log_rel = ((output_is_final ? 0.0 : k.u) + u_dst + c.ulps.log * tr.epsilon) * (1.0 + 2.0 * k.u);
+  const double uf = underflow_unit(c.acc, c.denorm);
+  k.abs = 2.0 * uf * (c.ulps.exp + 1.0) + output_rounding_bound(c.dst, c.dst_round, c.denorm, 0.0);
+  const double u64 = std::numeric_limits<double>::epsilon() / 2;
+  k.fp64_slack = 16.0 * u64 + 4.0 * n * u64 * u64;
+  k.formula = log ? fmt::format("row shape (each row shifted by its own log-sum-exp): |y~ - y| <= T_j + log sum p e^T, "
+                                "T_j = dx_j + u*(max-x_j) + {:.3g} + {:.3g}*|y^_j|, u={:.3g}",
+                                k.own, k.log_rel, k.u)
+                  : fmt::format("row shape (each row divided by its own sum): |p~ - p| <= p*expm1(T_j + log sum p e^T)"
+                                " + underflow, T_j = dx_j + u*(2(max-x_j) + log s + 1) + {:.3g}, u={:.3g}",
+                                k.own, k.u);
+  return k;
+}
+
+/// The row-shape test's bound on one finite row: x the stored logits, dx their absolute errors
+/// before the softmax, p the exact probabilities, y the kernel's row and r its normalizer
+/// (normalize_row's return). Writes the bound on |normalized y - normalized reference| per
+/// element (0 at -inf logits, where exactly 0, or -inf, is required).
+inline void shape_bound_row(std::span<const double> x, std::span<const double> dx, std::span<const double> p,
+                            std::span<const double> y, double r, bool log, const shape_constants& k,
+                            std::span<double> bound) {
+  const std::size_t n = x.size();
+  const double m = classify_row(x).max;
+  double s = 0;
+  for (double v : x) s += std::exp(v - m);
+  std::vector<double> t(n, 0.0);
+  double excess = 0, total_abs = 0;  // sum_k p_k expm1(T_k), sum_k A_k
+  for (std::size_t j = 0; j < n; ++j) {
+    if (std::isinf(x[j])) continue;
+    const double logit = dx[j] + k.u * (log ? (m - x[j]) : 2.0 * (m - x[j]) + std::log(s) + 1.0);
+    t[j] = logit + k.own + (log ? k.log_rel * std::fabs(y[j]) + k.abs : 0.0);
+    if (p[j] > 0) excess += p[j] * std::expm1(t[j]);
+    total_abs += k.abs;
+  }
+  const double common = std::log1p(excess);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (std::isinf(x[j])) {
+      bound[j] = 0.0;
+      continue;
+    }
+    const double l = t[j] + common;
+    if (log) {
+      bound[j] = l + k.fp64_slack * (1.0 + std::fabs(y[j]));
+      continue;
+    }
+    const double rel = p[j] > 0 ? p[j] * std::expm1(l + k.fp64_slack) : 0.0;
+    const double q = p[j] > 0 ? p[j] * std::exp(l) : 0.0;
+    bound[j] = rel + (k.abs + q * total_abs) / r;
+  }
+}
+
 }  // namespace opval::ops::softmax

@@ -16,4 +16,12 @@ std::vector<error_bound> softmax_spec::bound(const problem& p, const fill_traits
   return family_bound(p, f, o, in, ref);
 }
 
+// The row-shape test: each row normalized by its own sum (or log-sum-exp), so that the
+// denominator's error, common to the row, cancels (docs/NUMERICS.md, "The row-shape test").
+std::vector<posterior_check> softmax_spec::posterior(const problem& p, const fill_traits&, const bound_options&,
+                                                 std::span<const tensor> in, std::span<const tensor> ref,
+                                                 std::span<const tensor> out) const {
+  return family_posterior(p, in, ref, out);
+}
+
 }  // namespace opval::ops::softmax

@@ -33,6 +33,9 @@ class softmax_spec final : public softmax_family_spec {
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::vector<posterior_check> posterior(const problem& p, const fill_traits& f, const bound_options& o,
+                                         std::span<const tensor> in, std::span<const tensor> ref,
+                                         std::span<const tensor> out) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
 };
 

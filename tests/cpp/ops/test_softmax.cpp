@@ -276,6 +276,10 @@ TEST(softmax, planted_bugs_fail) {
   }));
   r = run_with("log_softmax shape=8x8 dt=f32 fill=large", merged);
   EXPECT_EQ(r.v.st, state::failed) << r.v.reason;
+  // Its error is one offset per row: the row-shape test passes and the reason says so.
+  ASSERT_EQ(r.v.outputs[0].checks.size(), 1u);
+  EXPECT_EQ(r.v.outputs[0].checks[0].st, state::passed) << r.v.outputs[0].checks[0].reason;
+  EXPECT_NE(r.v.reason.find("right up to an offset common to each row"), std::string::npos) << r.v.reason;
   // Truncated output (round toward zero where rne is promised): the bias test catches it.
   function_backend truncating("truncating", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
     p.spec().simulate(p, in, out);
@@ -367,6 +371,141 @@ TEST(softmax, rounding_to_nearest_under_an_rz_contract_passes_at_every_seed) {
   // stays within it.
   expect_passes_at_every_seed("acc_rne", simulating_as([](problem& q) { q.dt.acc_round = rounding::rne; }),
                               {"softmax shape=3x129 axis=-1 dt=f32 acc_round=rz", "log_softmax shape=16x1000 axis=-1 dt=bf16:f32:bf16 acc_round=rz"});
+}
+
+// --- the row-shape test (each row normalized by its own sum) --------------------------------
+
+// Legitimate: softmax as exp(log_softmax), p = exp(x - m - log s): the argument's extra
+// rounding is per term, log s's error common to the row.
+template <class T>
+void exp_of_log_softmax(std::vector<T>& r, bool log) {
+  const T m = row_max(r);
+  T s = 0;
+  for (T v : r) s += std::exp(v - m);
+  const T ls = std::log(s);
+  for (T& v : r) v = log ? (v - m) - ls : std::exp((v - m) - ls);
+}
+
+// Legitimate: the denominator summed in double, more accurate than the contract asks.
+void f64_sum(std::vector<float>& r, bool log) {
+  const float m = row_max(r);
+  double s = 0;
+  for (float v : r) s += std::exp(v - m);
+  finish(r, log, m, static_cast<float>(s), false);
+}
+
+// Legitimate: one pass over blocks of 16 writing exp(x - running max), each term rescaled
+// once at the end by exp(m_block - m) and multiplied by the reciprocal of the rescaled sum.
+void one_pass_rescaled(std::vector<float>& r, bool log) {
+  float m = -std::numeric_limits<float>::infinity(), s = 0;
+  std::vector<float> block_max;
+  for (std::size_t b = 0; b < r.size(); b += 16) {
+    const std::size_t end = std::min(r.size(), b + 16);
+    const float mb = std::max(m, *std::max_element(r.begin() + b, r.begin() + end));
+    s *= std::exp(m - mb);
+    for (std::size_t j = b; j < end; ++j) s += r[j] = std::exp(r[j] - mb);
+    block_max.push_back(m = mb);
+  }
+  const float inv = 1.0f / s;
+  for (std::size_t j = 0; j < r.size(); ++j) {
+    const float p = r[j] * std::exp(block_max[j / 16] - m) * inv;
+    r[j] = log ? std::log(p) : p;
+  }
+}
+
+// A bug: exp accurate to about 2^-15 (a fast table-based exp without its refinement step):
+// a few hundred f32 ulps, within the element-wise bound of a long row (n u), far beyond the
+// row-shape test's per-term allowance.
+template <class T>
+T coarse_exp(T t) {
+  const double e = std::exp(static_cast<double>(t));
+  const std::uint64_t h = std::hash<double>{}(static_cast<double>(t));
+  return static_cast<T>(e * (1.0 + std::ldexp((h & 1) ? 1.0 : -1.0, -15)));
+}
+template <class T>
+void coarse_exp_kernel(std::vector<T>& r, bool log) {
+  const T m = row_max(r);
+  std::vector<T> e(r.size());
+  T s = 0;
+  for (std::size_t j = 0; j < r.size(); ++j) s += e[j] = coarse_exp<T>(r[j] - m);
+  for (std::size_t j = 0; j < r.size(); ++j) r[j] = log ? std::log(e[j] / s) : e[j] / s;
+}
+
+// Rows up to 16384 long in f32 and with bf16 inputs, at seeds 1..8.
+std::vector<std::string> long_rows(const char* op) {
+  std::vector<std::string> lines;
+  for (const char* n : {"64", "1024", "4096", "16384"})
+    for (const char* dt : {"f32", "bf16:f32:f32"}) lines.push_back(std::string(op) + " shape=4x" + n + " dt=" + dt);
+  return lines;
+}
+
+// The largest |error| / bound of the row-shape test over `lines` at seeds 1..8 through `b`,
+// each case expected to pass.
+double row_shape_tightness(backend& b, const std::vector<std::string>& lines) {
+  double worst = 0;
+  for (const auto& line : lines)
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const case_result r = run_with(line, b, seed);
+      EXPECT_EQ(r.v.st, state::passed) << b.name() << " seed " << seed << ": " << line << ": " << r.v.reason;
+      if (r.v.outputs.size() != 1 || r.v.outputs[0].checks.size() != 1) {
+        ADD_FAILURE() << line << ": no row-shape test";
+        continue;
+      }
+      worst = std::max(worst, r.v.outputs[0].checks[0].m.max_error_over_bound);
+    }
+  return worst;
+}
+
+TEST(softmax, row_shape_test_is_tight_and_every_legitimate_kernel_passes_it) {
+  const std::unique_ptr<backend> sim = make_sim_backend();
+  for (const char* op : {"softmax", "log_softmax"}) {
+    const double tight = row_shape_tightness(*sim, long_rows(op));
+    std::printf("%s: row-shape test, sim's worst |error| / bound over n = 64..16384, seeds 1..8: %.3g\n", op, tight);
+    EXPECT_GT(tight, 0.05) << op << ": the row-shape bound is loose";  // the element-wise one: 0.003 at 16384
+  }
+  const std::vector<std::pair<std::string, row_kernel>> kernels = {
+      {"reversed_sum", reversed_sum<float>}, {"pairwise_sum", pairwise_sum}, {"online_sum_16", online_sum<float>},
+      {"exp_of_log_softmax", exp_of_log_softmax<float>}, {"f64_sum", f64_sum}, {"one_pass_rescaled", one_pass_rescaled}};
+  for (const auto& [name, k] : kernels) {
+    function_backend b(name, rows_with(k));
+    for (const char* op : {"softmax", "log_softmax"})
+      std::printf("%s, %s: row-shape test's worst |error| / bound: %.3g\n", name.c_str(), op,
+                  row_shape_tightness(b, long_rows(op)));
+  }
+}
+
+TEST(softmax, a_coarse_exp_fails_only_the_row_shape_test_at_every_seed) {
+  function_backend b("coarse_exp", rows_with<float>(coarse_exp_kernel<float>));
+  for (const char* op : {"softmax", "log_softmax"})
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const std::string line = std::string(op) + " shape=4x4096 dt=f32";
+      const case_result r = run_with(line, b, seed);
+      ASSERT_EQ(r.v.outputs.size(), 1u);
+      const output_verdict& o = r.v.outputs[0];
+      EXPECT_EQ(r.v.st, state::failed) << "seed " << seed << ": " << line << ": " << r.v.reason;
+      EXPECT_EQ(o.m.beyond_bound, 0) << line << ": the element-wise test was expected to let it through";
+      EXPECT_NE(r.v.reason.find("row shape test"), std::string::npos) << r.v.reason;
+      EXPECT_NE(r.v.reason.find("distorted"), std::string::npos) << r.v.reason;
+    }
+}
+
+TEST(softmax, a_wrong_denominator_is_explained_as_common_to_the_row) {
+  // The sum accumulated in bf16: every probability off by one factor per row.
+  function_backend b("bf16_sum", rows_with<float>([](std::vector<float>& r, bool log) {
+    const float m = row_max(r);
+    float s = 0;
+    for (float v : r) s = round_to(dtype::bf16, s + std::exp(v - m), rounding::rne);
+    finish(r, log, m, s, false);
+  }));
+  for (const char* op : {"softmax", "log_softmax"}) {
+    const case_result r = run_with(std::string(op) + " shape=4x1024 dt=f32", b);
+    EXPECT_EQ(r.v.st, state::failed) << op;
+    ASSERT_EQ(r.v.outputs.size(), 1u);
+    EXPECT_GT(r.v.outputs[0].m.beyond_bound, 0) << op;
+    ASSERT_EQ(r.v.outputs[0].checks.size(), 1u);
+    EXPECT_EQ(r.v.outputs[0].checks[0].st, state::passed) << op << ": " << r.v.outputs[0].checks[0].reason;
+    EXPECT_NE(r.v.reason.find("common to each row"), std::string::npos) << r.v.reason;
+  }
 }
 
 TEST(softmax, f64_contracts_validate) {
