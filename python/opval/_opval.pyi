@@ -572,6 +572,33 @@ class RunOptions:
         the alternative reference's name, or None for opval's own fp64 reference
         """
 
+class OutputCheck:
+    """
+    A posterior test of one output (softmax's row shape: each row divided by its own sum)
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def bound(self) -> str:
+        """the formula or tolerance that applied"""
+
+    @property
+    def max_ulps(self) -> float: ...
+
+    @property
+    def max_abs_error(self) -> float: ...
+
+    @property
+    def max_error_over_bound(self) -> float: ...
+
 class OutputVerdict:
     """The judgement of one output"""
 
@@ -596,6 +623,12 @@ class OutputVerdict:
 
     @property
     def max_error_over_bound(self) -> float: ...
+
+    @property
+    def checks(self) -> list[OutputCheck]:
+        """
+        the posterior tests (OutputCheck), where the op has any; state is the worst of all
+        """
 
 class CaseResult:
     """Everything recorded about one case (record() has every field)"""
