@@ -27,8 +27,10 @@ by its own sum, docs/NUMERICS.md "The row-shape test"), which has a bound of its
 
 Rows `variant:NAME` are the legitimate variant kernels of the tests (other summation orders,
 split-K, pairwise: tests/cpp/ops/test_matmul.cpp, test_reduce.cpp) on the same problems: their
-gtests print their tightness when OPVAL_TIGHTNESS_SEEDS is set; the script runs test_matmul and
-test_reduce of the build that holds the opval binary (--variants).
+gtests print their tightness when OPVAL_TIGHTNESS_SEEDS is set; the script runs test_matmul,
+test_reduce and test_attention of the build that holds the opval binary (--variants).
+`variant:low-rescale-*` are FlashAttention kernels whose rescaling exp is 2 ulps low at every
+block (tests/cpp/ops/test_attention.cpp): correct under ulps.exp = 2, at the edge of it.
 
 A backend this opval lacks, or one that ran no case, is reported and left out. A failed case is
 reported by name (a correct implementation must not fail): listed in the known-failures file
@@ -161,27 +163,29 @@ def run_seed(opval, problems, backends, seed, known, jsonl):
 
 def variant_binaries(a, say):
     """The test executables whose legitimate variants report their tightness: --variants, or
-    by default test_matmul and test_reduce of the build that holds the opval binary."""
+    by default test_matmul, test_reduce and test_attention of the build that holds the opval
+    binary."""
     if a.variants == "none":
         return []
     if a.variants != "auto":
         return [Path(b) for b in a.variants.split(",")]
     build = Path(a.opval).resolve().parent / "tests" / "cpp"
-    found = [build / name for name in ("test_matmul", "test_reduce") if (build / name).exists()]
+    found = [build / name for name in ("test_matmul", "test_reduce", "test_attention") if (build / name).exists()]
     if not found:
-        say(f"variants: no test_matmul or test_reduce in {build} (build the tests); left out")
+        say(f"variants: no test_matmul, test_reduce or test_attention in {build} (build the tests); left out")
     return found
 
 
 def run_variants(binaries, seeds, problems, sections):
     """JSONL-like records of the variants' lines (`tightness-variant` lines of the gtests
-    *.tightness_of_other_summation_orders, tests/cpp/ops/op_testing.hpp), placed on the
+    *.tightness_of_*: other summation orders, attention's rescalings at the edge of the exp
+    claim; tests/cpp/ops/op_testing.hpp), placed on the
     problems file's line of the same descriptor (lines of other problems are left out); and
     the failures of those tests."""
     index = {toks: number for s in sections for toks, number in s.lines.items()}
     records, failures = [], []
     for binary in binaries:
-        done = subprocess.run([str(binary), "--gtest_filter=*tightness_of_other_summation_orders*"],
+        done = subprocess.run([str(binary), "--gtest_filter=*tightness_of_*"],
                               capture_output=True, text=True, env={**os.environ, "OPVAL_TIGHTNESS_SEEDS": str(max(seeds))})
         if done.returncode != 0:
             failures.append(f"{binary.name}: a legitimate variant failed (exit {done.returncode}):\n"
