@@ -431,6 +431,20 @@ void coarse_exp_kernel(std::vector<T>& r, bool log) {
   for (std::size_t j = 0; j < r.size(); ++j) r[j] = log ? std::log(e[j] / s) : e[j] / s;
 }
 
+// Legitimate, at the edge of ulps.exp = 2: every exp 2 ulps off, up or down by the argument's
+// hash (the row-shape test's per-term allowance is used, not exceeded).
+float exp_2_ulps_off(float t) {
+  const float e = std::exp(t), towards = (std::hash<float>{}(t) & 1) ? INFINITY : 0.0f;
+  return std::nextafter(std::nextafter(e, towards), towards);
+}
+void edge_exp_kernel(std::vector<float>& r, bool log) {
+  const float m = row_max(r);
+  std::vector<float> e(r.size());
+  float s = 0;
+  for (std::size_t j = 0; j < r.size(); ++j) s += e[j] = std::isinf(r[j]) ? 0.0f : exp_2_ulps_off(r[j] - m);
+  for (std::size_t j = 0; j < r.size(); ++j) r[j] = log ? std::log(e[j] / s) : e[j] / s;
+}
+
 // Rows up to 16384 long in f32 and with bf16 inputs, at seeds 1..8.
 std::vector<std::string> long_rows(const char* op) {
   std::vector<std::string> lines;
@@ -465,7 +479,8 @@ TEST(softmax, row_shape_test_is_tight_and_every_legitimate_kernel_passes_it) {
   }
   const std::vector<std::pair<std::string, row_kernel>> kernels = {
       {"reversed_sum", reversed_sum<float>}, {"pairwise_sum", pairwise_sum}, {"online_sum_16", online_sum<float>},
-      {"exp_of_log_softmax", exp_of_log_softmax<float>}, {"f64_sum", f64_sum}, {"one_pass_rescaled", one_pass_rescaled}};
+      {"exp_of_log_softmax", exp_of_log_softmax<float>}, {"f64_sum", f64_sum}, {"one_pass_rescaled", one_pass_rescaled},
+      {"exp_2_ulps_off", edge_exp_kernel}};
   for (const auto& [name, k] : kernels) {
     function_backend b(name, rows_with(k));
     for (const char* op : {"softmax", "log_softmax"})
