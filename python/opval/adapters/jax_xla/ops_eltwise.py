@@ -1,9 +1,10 @@
-"""Element-wise ops in JAX: relu, gelu, silu, add, mul, cast (add and mul on integer contracts
+"""Element-wise ops in JAX: relu, gelu, silu, tanh, erf, add, mul, div, cast (add and mul on integer contracts
 in the operands' own type, which XLA wraps modulo 2^bits, as the contract does)."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 
 from ... import _opval
 from ..base import FrameworkOp
@@ -43,8 +44,11 @@ ELTWISE_OPS = {
     "relu": FrameworkOp(lambda p, x, compute: [jax.nn.relu(x["x"])]),
     "gelu": FrameworkOp(lambda p, x, compute: [jax.nn.gelu(x["x"], approximate=p.get("approximate") == "tanh")]),
     "silu": FrameworkOp(lambda p, x, compute: [jax.nn.silu(x["x"])]),
+    "tanh": FrameworkOp(lambda p, x, compute: [jnp.tanh(x["x"])]),
+    "erf": FrameworkOp(lambda p, x, compute: [jax.scipy.special.erf(x["x"])]),
     "add": FrameworkOp(lambda p, x, compute: [jnp.add(x["a"], x["b"])]),
     "mul": FrameworkOp(lambda p, x, compute: [jnp.multiply(x["a"], x["b"])]),
+    "div": FrameworkOp(lambda p, x, compute: [jnp.divide(x["a"], x["b"])]),
     "cast": FrameworkOp(_cast),
 }
 

@@ -1,7 +1,7 @@
-"""Element-wise ops in ONNX: relu, gelu, silu, add, mul, cast.
+"""Element-wise ops in ONNX: relu, gelu, silu, tanh, erf, add, mul, div, cast.
 
-relu: Relu. gelu: Gelu (opset 20, approximate none|tanh). silu: Mul(x, Sigmoid(x)) (opset 23
-has no single SiLU/Swish op). add, mul: Add, Mul (NumPy broadcasting, as opval;
+relu, tanh, erf: Relu, Tanh, Erf. gelu: Gelu (opset 20, approximate none|tanh). silu: Mul(x, Sigmoid(x)) (opset 23
+has no single SiLU/Swish op). add, mul, div: Add, Mul, Div (NumPy broadcasting, as opval;
 integer contracts in the operands' own type, which ORT wraps modulo 2^bits, as the contract does).
 cast: y = Cast(x * scale):
   - x arrives in the accumulation type (float sources, converted exactly), or as it is
@@ -100,7 +100,10 @@ ELTWISE_OPS = {
     "relu": onnx_op(_unary("Relu")),
     "gelu": onnx_op(_gelu),
     "silu": onnx_op(_silu),
+    "tanh": onnx_op(_unary("Tanh")),
+    "erf": onnx_op(_unary("Erf")),
     "add": onnx_op(_binary("Add")),
     "mul": onnx_op(_binary("Mul")),
+    "div": onnx_op(_binary("Div")),
     "cast": onnx_op(_cast),
 }

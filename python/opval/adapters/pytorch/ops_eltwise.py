@@ -1,4 +1,4 @@
-"""Element-wise ops in torch: relu, gelu, silu, tanh, add, mul, cast.
+"""Element-wise ops in torch: relu, gelu, silu, tanh, erf, add, mul, div, cast.
 
 add and mul on integer contracts (i32, i64) compute in the operands' own type: torch wraps
 modulo 2^bits, as the contract does."""
@@ -40,7 +40,9 @@ ELTWISE_OPS = {
     "gelu": FrameworkOp(lambda p, x, compute: [F.gelu(x["x"], approximate=p.get("approximate"))]),
     "silu": FrameworkOp(lambda p, x, compute: [F.silu(x["x"])]),
     "tanh": FrameworkOp(lambda p, x, compute: [torch.tanh(x["x"])]),
+    "erf": FrameworkOp(lambda p, x, compute: [torch.erf(x["x"])]),
     "add": _binary(torch.add),
     "mul": _binary(torch.mul),
+    "div": _binary(torch.div),
     "cast": FrameworkOp(_cast),
 }
