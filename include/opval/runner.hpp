@@ -137,6 +137,17 @@ struct case_identity {
 case_identity identify(const problem& p, const std::string& backend, const run_options& o,
                        const std::string& source = "", const backend_ref& made_from = {});
 
+/// Where a case of a sharded run (`opval run --shard I/N`, docs/FLEET.md) stands: its shard,
+/// and its place in the whole run, from which `opval merge` orders the shards' records as the
+/// unsharded run writes them and finds a shard missing, duplicated or unfinished.
+struct shard_position {
+  std::int64_t index = 0;        ///< I, from 0
+  std::int64_t count = 1;        ///< N
+  std::int64_t case_index = 0;   ///< the case's place in the whole run, from 0
+  std::int64_t cases = 0;        ///< the whole run's cases
+  std::int64_t shard_cases = 0;  ///< this shard's cases
+};
+
 /// Everything recorded about one case: its identity, then what happened.
 struct case_result : case_identity {
   std::string backend_version;
@@ -157,6 +168,8 @@ struct case_result : case_identity {
   std::string repro;        ///< the command that reproduces this case (render_repro of its identity)
   /// The checks that did not apply to this case, and why (judge(): those that rerun the kernel).
   std::string not_applicable;
+  /// Set in a sharded run's records only (`opval merge` takes it off).
+  std::optional<shard_position> shard;
 };
 
 /// The JSON record of one case (what the JSONL reporter writes on one line, schema in

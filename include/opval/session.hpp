@@ -190,6 +190,9 @@ struct session_options {
   bool tightness = false;      ///< end with the error/bound table per op and contract
   bool quiet = false;          ///< print only the short summary of failures and the totals
   std::string junit;           ///< also write JUnit XML to this file at the end
+  /// `--shard`: "" (the whole run), "I/N", or "auto" (from the engine's environment): run only
+  /// this shard's cases, each record saying its place in the whole run (docs/FLEET.md).
+  std::string shard;
   console_style console;
   /// The command that started the run, as a shell line ("opval run --tag regression ..."):
   /// an interrupted run says to resume with it (empty: the message names no command).
@@ -209,6 +212,13 @@ struct session_options {
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
                 const std::vector<session_backend>& backends, case_executor& executor, const session_options& s,
                 std::ostream& out, std::ostream& err);
+
+/// `opval merge`: the journals of a sharded run's shards (`--shard I/N --jsonl`, any order)
+/// reported as the whole run is (console, `s.jsonl` with the records as the unsharded run writes
+/// them, `s.junit`); returns the run's exit code. Throws opval::error naming a missing,
+/// duplicated or unfinished shard, or journals of different runs (docs/FLEET.md).
+int merge_session(const std::vector<std::string>& journals, const session_options& s, std::ostream& out,
+                  std::ostream& err);
 
 /// The exit rule of a run: 0 when every case that ran passed (listed known failures aside)
 /// and at least one ran; 1 otherwise (2, bad input, is the callers').
@@ -255,6 +265,7 @@ struct session_plan {
   run_options run;
   std::string jsonl;
   std::string resume;          ///< a journal to finish: its recorded cases are not run again
+  std::string shard;           ///< session_options::shard
   std::string known_failures;  ///< a known-failures file (core/known_failures.hpp)
   std::string under;           ///< asan | valgrind: the CLI reruns itself under that checker
   std::string command;         ///< the command line, for the resume hint (session_options::command)
@@ -270,7 +281,7 @@ struct session_plan {
 };
 
 /// The commands an option belongs to (a bit set).
-enum option_command : unsigned { for_run = 1, for_repro = 2, for_bench = 4, for_judge = 8, for_coverage = 16 };
+enum option_command : unsigned { for_run = 1, for_repro = 2, for_bench = 4, for_judge = 8, for_coverage = 16, for_merge = 32 };
 /// The Python functions taking an option as a keyword (a bit set).
 enum python_function : unsigned { in_opval_run = 1, in_opval_check = 2, in_opval_judge = 4 };
 
@@ -341,6 +352,9 @@ int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err);
 int repro_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err);
 /// `opval judge`: the plan's judge_inputs and judge_outputs files as the arrays of `descriptor`.
 int judge_plan(const session_plan& plan, const std::string& descriptor, std::ostream& out, std::ostream& err);
+/// `opval merge JOURNAL...` with the plan's report options (--jsonl, --junit, -q, -v,
+/// --tightness): merge_session after checking the output files differ.
+int merge_plan(const session_plan& plan, const std::vector<std::string>& journals, std::ostream& out, std::ostream& err);
 /// `opval bench`: the plan's cases checked, then timed, with its sweeps expanded, through the
 /// bench reporters (console, JSONL, CSV); with `bench.machine`, measures and saves the peaks.
 int bench_plan(const session_plan& plan, std::ostream& out);

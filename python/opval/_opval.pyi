@@ -887,9 +887,14 @@ def run_options(keywords: dict) -> RunOptions:
     RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, input_check, threads, leak_check), set as the CLI sets its options
     """
 
-def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '', coverage: Sequence[Coverage] = []) -> tuple:
+def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '', coverage: Sequence[Coverage] = [], shard: str = '') -> tuple:
     """
-    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first
+    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases
+    """
+
+def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False) -> tuple:
+    """
+    the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)
     """
 
 class GraphUnsupported(ValueError):

@@ -211,6 +211,7 @@ _RULES: dict[str, _Rule] = {
                       "at least one", _backends),
     "jsonl": _FILE,
     "resume": _FILE,
+    "shard": _Rule("a shard 'I/N' (from 0), 'auto', or None", _optional(_instance(str))),
     "command": _Rule("a command line (str) or None", _optional(_instance(str))),
     "known_failures": _FILE,
     "isolation": _Rule("'process' or 'none'", _one_of(("process", "none"))),

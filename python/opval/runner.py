@@ -171,7 +171,7 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
         timeout: float | None = None, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
         guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
         perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
-        reference: str | None = None, resume: str | None = None,
+        reference: str | None = None, resume: str | None = None, shard: str | None = None,
         command: str | None = None, suite_budget: int = 200) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
@@ -193,6 +193,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     the worker for one made there), with suite_budget cases per op and contract, and its
     coverage reported; RunResult.coverage holds it (docs/COVERAGE.md).
     resume: finish the run whose `jsonl` journal this is (the same selection and options).
+    shard: 'I/N' runs only shard I of N of the cases (balanced by estimated cost; 'auto': the
+    shard the engine's environment names), each record saying its place in the whole run;
+    opval.merge joins the shards' journals (docs/FLEET.md).
     Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
     many ran and how to resume (`command`, the command line that started the run, is what it
     says to resume with; python -m opval run gives its own)."""
@@ -255,13 +258,31 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
             selected, options, chosen, [route(*x) for x in zip(chosen, adapter_names, python_repro)],
             worker if isolation == "process" else None, out=out, warn=warn, jsonl=a.jsonl or "",
             known_failures=a.known_failures or "", verbose=a.verbose, resume=a.resume or "", command=a.command or "",
-            coverage=coverage)
+            coverage=coverage, shard=a.shard or "")
     finally:
         if python_worker:
             python_worker.close()
     if interrupted:
         raise KeyboardInterrupt(_in_python_words(interrupted[0], a.command, a.resume or a.jsonl))
     return RunResult(results, summary, coverage)
+
+
+def merge(journals: Sequence[str], *, jsonl: str | None = None, verbose: bool = False,
+          out: IO[str] | None = None) -> RunResult:
+    """Joins the journals of a sharded run's shards (opval.run(..., shard="I/N", jsonl=...)), in
+    any order, into the whole run: its results in the unsharded run's order, reported as
+    opval.run reports them; `jsonl` gets the records as the unsharded run writes them. A
+    missing, duplicated or unfinished shard, or journals of different runs, raise ValueError
+    naming it (docs/FLEET.md)."""
+    if isinstance(journals, str):
+        raise TypeError("opval.merge: journals is a list of paths, not one string")
+    try:
+        code, summary, results = _opval.merge_session([str(j) for j in journals], out=out or sys.stdout,
+                                                      warn=lambda line: logger.info("%s", line.removeprefix("opval: ")),
+                                                      jsonl=jsonl or "", verbose=verbose)
+    except RuntimeError as e:
+        raise ValueError(f"opval.merge: {e}") from None
+    return RunResult(results, summary, [])
 
 
 def _check_combinations(a) -> None:

@@ -230,12 +230,32 @@ std::optional<repro_style> style_named(const std::string& name) {
 using route_tuple = std::tuple<nb::object, std::string, std::string, std::string, std::string>;
 using problem_pair = std::pair<problem, std::string>;
 
+/// Runs session(table, notes) without the GIL: the table to out(text), then the notes to
+/// warn(line), one call per line; returns its exit code.
+template <class Session>
+int with_python_streams(nb::object out, nb::object warn, Session&& session) {
+  std::ostringstream notes;
+  int code = 0;
+  {
+    python_lines lines(out);
+    std::ostream table(&lines);
+    table.exceptions(std::ios::badbit);  // the failed write's exception, rethrown by the stream
+    nb::gil_scoped_release unlocked;
+    code = session(table, notes);
+    table.flush();
+  }
+  std::istringstream said(notes.str());
+  for (std::string line; std::getline(said, line);) warn(line);
+  return code;
+}
+
 /// The library's run_session for opval.run and opval.check: their backends, each with its route.
 nb::tuple python_run_session(const std::vector<problem_pair>& problems, const run_options& o,
                              const std::vector<backend_handle>& backends, const std::vector<route_tuple>& routes,
                              case_worker* worker, nb::object out, nb::object warn, const std::string& jsonl,
                              const std::string& known_failures, bool verbose, const std::string& resume,
-                             const std::string& command, const std::vector<op_coverage>& coverage) {
+                             const std::string& command, const std::vector<op_coverage>& coverage,
+                             const std::string& shard) {
   if (routes.size() != backends.size()) throw error("one route per backend");
   std::vector<located_problem> located;
   for (const auto& [p, source] : problems) located.push_back({p, source});
@@ -249,19 +269,21 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   python_session_executor executor(worker, std::move(by_backend));
   collecting_reporter collected;
   const session_options s{.jsonl = jsonl, .resume = resume, .known_failures = known_failures, .verbose = verbose,
-                          .command = command, .also = &collected, .coverage = coverage};
-  std::ostringstream notes;
-  int code = 0;
-  {
-    python_lines lines(out);
-    std::ostream table(&lines);
-    table.exceptions(std::ios::badbit);  // the failed write's exception, rethrown by the stream
-    nb::gil_scoped_release unlocked;
-    code = run_session(located, o, session, executor, s, table, notes);
-    table.flush();
-  }
-  std::istringstream said(notes.str());
-  for (std::string line; std::getline(said, line);) warn(line);
+                          .shard = shard, .command = command, .also = &collected, .coverage = coverage};
+  const int code = with_python_streams(out, warn, [&](std::ostream& table, std::ostream& notes) {
+    return run_session(located, o, session, executor, s, table, notes);
+  });
+  return nb::make_tuple(code, collected.summary, collected.results);
+}
+
+/// The library's merge_session for opval.merge.
+nb::tuple python_merge_session(const std::vector<std::string>& journals, nb::object out, nb::object warn,
+                               const std::string& jsonl, bool verbose) {
+  collecting_reporter collected;
+  const session_options s{.jsonl = jsonl, .verbose = verbose, .also = &collected};
+  const int code = with_python_streams(out, warn, [&](std::ostream& table, std::ostream& notes) {
+    return merge_session(journals, s, table, notes);
+  });
   return nb::make_tuple(code, collected.summary, collected.results);
 }
 
@@ -336,14 +358,18 @@ void bind_session(nb::module_& m) {
   m.def("run_session", &python_run_session, nb::arg("problems"), nb::arg("options"), nb::arg("backends"),
         nb::arg("routes"), nb::arg("worker").none(), nb::arg("out"), nb::arg("warn"), nb::arg("jsonl") = "",
         nb::arg("known_failures") = "", nb::arg("verbose") = false, nb::arg("resume") = "", nb::arg("command") = "",
-        nb::arg("coverage") = std::vector<op_coverage>{},
+        nb::arg("coverage") = std::vector<op_coverage>{}, nb::arg("shard") = "",
         "the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known "
         "failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, "
         "keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` "
         "(None: this process), and the repro in Python's words. Returns (exit code, summary, results); the "
         "session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run "
         "says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the "
-        "closing line and journaled first");
+        "closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases");
+  m.def("merge_session", &python_merge_session, nb::arg("journals"), nb::arg("out"), nb::arg("warn"),
+        nb::arg("jsonl") = "", nb::arg("verbose") = false,
+        "the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged "
+        "journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)");
 }
 
 }  // namespace opval::python

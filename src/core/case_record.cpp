@@ -316,6 +316,15 @@ void identity_options_of_record(case_result& r) {
   }
 }
 
+template <class Io, either<shard_position> X>
+void describe(Io& io, X& s) {
+  io("index", s.index);
+  io("count", s.count);
+  io("case", s.case_index);
+  io("cases", s.cases);
+  io("shard_cases", s.shard_cases);
+}
+
 template <class Io, either<case_result> X>
 void describe(Io& io, X& r) {
   int version = result_schema_version;
@@ -345,6 +354,7 @@ void describe(Io& io, X& r) {
   io.optional("not_applicable", r.not_applicable, !r.not_applicable.empty());  // judged tensors only
   // Only for a case listed in the run's known-failures file: its cause (possibly empty).
   io.optional("known_failure", r.known_failure, r.known_failure.has_value());
+  io.optional("shard", r.shard, r.shard.has_value());  // only in a sharded run's records
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });
 }
 

@@ -19,33 +19,45 @@ std::string case_key(const case_identity& id) {
 
 }  // namespace
 
-std::vector<case_result> recover_journal(const std::string& path) {
+journal_contents read_journal(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot read journal '" + path + "'");
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  in.close();
+  journal_contents j;
+  // rfind returns npos (+1 = 0) when no line is complete: everything is unfinished.
   if (const std::size_t end = text.rfind('\n') + 1; end != text.size()) {
-    // rfind returns npos (+1 = 0) when no line is complete: everything goes.
     text.resize(end);
-    std::error_code ec;
-    std::filesystem::resize_file(path, end, ec);
-    if (ec) throw error("cannot cut the unfinished last line off journal '" + path + "': " + ec.message());
+    j.unfinished = true;
   }
-  std::vector<case_result> records;
+  j.complete_bytes = text.size();
   std::size_t line_no = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t nl = text.find('\n', pos);
     const std::string_view line(text.data() + pos, nl - pos);
     pos = nl + 1;
     ++line_no;
-    if (line.empty() || line.starts_with(R"({"coverage":)")) continue;  // a generated suite's coverage: no case
+    if (line.empty()) continue;
+    if (line.starts_with(R"({"coverage":)")) {  // a generated suite's coverage: no case
+      j.coverage.emplace_back(line);
+      continue;
+    }
     try {
-      records.push_back(from_json_line(line));
+      j.records.push_back(from_json_line(line));
     } catch (const std::exception& e) {
       throw error("journal '" + path + "' line " + std::to_string(line_no) + ": " + e.what());
     }
   }
-  return records;
+  return j;
+}
+
+std::vector<case_result> recover_journal(const std::string& path) {
+  journal_contents j = read_journal(path);
+  if (j.unfinished) {
+    std::error_code ec;
+    std::filesystem::resize_file(path, j.complete_bytes, ec);
+    if (ec) throw error("cannot cut the unfinished last line off journal '" + path + "': " + ec.message());
+  }
+  return std::move(j.records);
 }
 
 journal_index::journal_index(std::vector<case_result> records) : left_(records.size()) {

@@ -12,6 +12,18 @@
 
 namespace opval {
 
+/// What a journal holds, read without changing it: a generated suite's coverage lines, the
+/// records, and whether its last line is unfinished (the run was killed while writing it; that
+/// line is left out). Throws opval::error when the file cannot be read or a line is not a
+/// record (naming it).
+struct journal_contents {
+  std::vector<std::string> coverage;
+  std::vector<case_result> records;
+  bool unfinished = false;
+  std::size_t complete_bytes = 0;  ///< the size of its finished lines
+};
+journal_contents read_journal(const std::string& path);
+
 /// The records of the journal at `path`. A last line without its newline (the run was killed
 /// while writing it) is cut off the file, so that appending continues on a clean line.
 /// Throws opval::error when the file cannot be read or a line is not a record (naming it).

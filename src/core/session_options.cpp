@@ -75,7 +75,7 @@ std::vector<option_def> judging_options() {
        .stage = S::per_case, .commands = every_command, .python = every_function,
        .field = +[](session_plan& p) -> int& { return p.run.worst_k; }, .min = 0, .max = 1000, .show_default = true},
       {.flag = "--jsonl", .keyword = "jsonl", .value_name = "FILE", .help = "also write one JSON record per case to FILE",
-       .stage = S::session, .commands = every_command | for_coverage, .python = in_opval_run,
+       .stage = S::session, .commands = every_command | for_coverage | for_merge, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.jsonl; }},
   };
 }
@@ -164,24 +164,30 @@ std::vector<option_def> command_options() {
   return {
       {.flag = "-v,--verbose", .keyword = "verbose",
        .help = "explain every case, not only those that did not pass (coverage: list every feature value)",
-       .stage = S::session, .commands = run_coverage, .python = run_and_check,
+       .stage = S::session, .commands = run_coverage | for_merge, .python = run_and_check,
        .field = +[](session_plan& p) -> bool& { return p.verbose; }},
       {.flag = "--resume", .keyword = "resume", .value_name = "JOURNAL",
        .help = "finish the run whose --jsonl journal is JOURNAL (same selection and options): cases"
                " it records are not rerun, the others are appended; the report covers the whole run",
        .stage = S::session, .commands = for_run, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.resume; }},
+      {.flag = "--shard", .keyword = "shard", .value_name = "I/N|auto",
+       .help = "run only shard I of N (from 0) of the cases, balanced by their estimated cost; auto: the shard "
+               "the engine's environment names (Bazel, googletest, a Slurm array, a Kubernetes Indexed Job with "
+               "OPVAL_SHARD_COUNT); `opval merge` joins the shards' --jsonl journals (docs/FLEET.md)",
+       .stage = S::session, .commands = for_run, .python = in_opval_run,
+       .field = +[](session_plan& p) -> std::string& { return p.shard; }},
       {.flag = "-q,--quiet", .keyword = "quiet",
        .help = "print only the short summary of failures (one line each: state, repro, reason) and the totals",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run | for_merge, .python = 0,
        .field = +[](session_plan& p) -> bool& { return p.quiet; }},
       {.flag = "--junit", .keyword = "junit", .value_name = "FILE",
        .help = "also write JUnit XML to FILE (as pytest's --junitxml: a testcase per problem and backend, failures "
                "with their reason and repro, refusals and known failures as skipped)",
-       .stage = S::session, .commands = for_run | for_bench, .python = 0,
+       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
        .field = +[](session_plan& p) -> std::string& { return p.junit; }},
       {.flag = "--tightness", .keyword = "tightness", .help = "end with a table of observed error / bound per op and contract",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run | for_merge, .python = 0,
        .field = +[](session_plan& p) -> bool& { return p.tightness; }},
       {.flag = "--inputs", .keyword = "inputs", .value_name = "FILE", .help = "the problem's inputs (repeatable)",
        .stage = S::selection, .commands = for_judge, .python = in_opval_judge,

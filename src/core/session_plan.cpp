@@ -18,7 +18,7 @@ namespace {
 session_options session_of(const session_plan& plan, bool verbose) {
   return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
           .verbose = verbose, .tightness = plan.tightness, .quiet = plan.quiet, .junit = plan.junit,
-          .console = plan.console, .command = plan.command};
+          .shard = plan.shard, .console = plan.console, .command = plan.command};
 }
 
 /// The backends under test, made through `executor`; `o.backend` lists their names, for the
@@ -144,6 +144,11 @@ int coverage_plan(const session_plan& plan, std::ostream& out, std::ostream& err
     return 1;
   }
   return 0;
+}
+
+int merge_plan(const session_plan& plan, const std::vector<std::string>& journals, std::ostream& out, std::ostream& err) {
+  check_output_files_differ(plan);
+  return merge_session(journals, session_of(plan, plan.verbose), out, err);
 }
 
 }  // namespace opval

@@ -2,6 +2,7 @@
 // (opval/session.hpp).
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <chrono>
 #include <filesystem>
@@ -10,9 +11,12 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "opval/error.hpp"
 #include "core/journal.hpp"
+#include "core/merge.hpp"
+#include "core/shards.hpp"
 #include "core/interruption.hpp"
 #include "core/known_failures.hpp"
 #include "core/output_file.hpp"
@@ -52,6 +56,66 @@ std::string how_to_go_on(const session_options& s, const std::string& journal) {
   return fmt::format("resume with: {} --resume {}", s.command, detail::shell_word(journal));
 }
 
+// The files a session writes besides the console: its journal (--jsonl, appended to when it
+// resumes one) and JUnit XML, neither of them one of the run's `inputs`.
+class session_files {
+ public:
+  session_files(const session_options& s, const std::string& jsonl_path, bool append,
+                const std::vector<std::string>& inputs) {
+    if (!jsonl_path.empty()) {
+      jsonl_.emplace(jsonl_path, append, "JSONL", inputs);
+      journal_writer_ = make_jsonl_reporter(jsonl_->stream());
+    }
+    if (!s.junit.empty()) {
+      std::vector<std::string> junit_inputs = inputs;
+      if (!s.resume.empty()) junit_inputs.push_back(s.resume);
+      junit_.emplace(s.junit, false, "JUnit XML", junit_inputs);
+      junit_writer_ = make_junit_reporter(junit_->stream(), "opval run");
+    }
+  }
+  /// The JUnit writer, which takes every result as the console does (null without --junit).
+  reporter* junit() { return junit_writer_.get(); }
+  bool has_journal() const { return jsonl_.has_value(); }
+  /// A generated suite's coverage lines, first in the journal.
+  void coverage(const std::vector<std::string>& lines) {
+    if (!jsonl_) return;
+    for (const std::string& line : lines) {
+      jsonl_->stream() << line << '\n' << std::flush;
+      jsonl_->record_written();
+    }
+  }
+  void record(const case_result& r) {
+    if (!journal_writer_) return;
+    journal_writer_->on_result(r);
+    jsonl_->record_written();
+  }
+  /// Throws opval::error when records did not reach a file (the verdicts then do not stand).
+  void check_reached() {
+    if (jsonl_) jsonl_->check_reached();
+    if (junit_) junit_->record_written(), junit_->check_reached();
+  }
+
+ private:
+  std::optional<output_file> jsonl_, junit_;
+  std::unique_ptr<reporter> journal_writer_, junit_writer_;
+};
+
+// The shard of every case, in the run's order (each problem on each backend), and how many
+// are this shard's.
+struct shard_plan {
+  std::vector<std::int64_t> of_case;
+  std::int64_t cases_here = 0;
+};
+
+shard_plan plan_shards(const shard_choice& shard, const std::vector<located_problem>& problems, std::size_t backends) {
+  std::vector<double> costs;
+  costs.reserve(problems.size() * backends);
+  for (const located_problem& lp : problems) costs.insert(costs.end(), backends, estimated_case_cost(lp.prob));
+  shard_plan plan{assign_shards(costs, shard.count), 0};
+  plan.cases_here = std::ranges::count(plan.of_case, shard.index);
+  return plan;
+}
+
 // A case whose worker died by the same signal the session got (a terminal's Ctrl-C reaches the
 // whole process group) is the interruption's, not the kernel's: it is not a result.
 bool died_of_interruption(const case_result& r) {
@@ -71,54 +135,48 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   if (!s.resume.empty()) journal = journal_index(recover_journal(s.resume));
   const std::size_t recorded_at_start = journal ? journal->left() : 0;
   const std::string jsonl_path = s.resume.empty() ? s.jsonl : s.resume;
-  std::optional<output_file> jsonl;
-  std::unique_ptr<reporter> journal_writer;
-  if (!jsonl_path.empty()) {
-    // A resumed journal is read, then appended to: by design, not an input to protect.
-    jsonl.emplace(jsonl_path, !s.resume.empty(), "JSONL", input_files(problems, {s.known_failures}));
-    journal_writer = make_jsonl_reporter(jsonl->stream());
-  }
-  std::optional<output_file> junit;
-  std::unique_ptr<reporter> junit_writer;
-  if (!s.junit.empty()) {
-    junit.emplace(s.junit, false, "JUnit XML", input_files(problems, {s.known_failures, s.resume}));
-    junit_writer = make_junit_reporter(junit->stream(), "opval run");
-    reporters.push_back(junit_writer.get());
-  }
+  // A resumed journal is read, then appended to: by design, not an input to protect.
+  session_files files(s, jsonl_path, !s.resume.empty(), input_files(problems, {s.known_failures}));
+  if (files.junit()) reporters.push_back(files.junit());
   const std::optional<known_failures> known =
       s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
+  const std::optional<shard_choice> shard = parse_shard(s.shard, process_environment());
+  const shard_plan shards = shard ? plan_shards(*shard, problems, backends.size()) : shard_plan{};
+  if (shard) acknowledge_sharding(*shard);
   for (auto& r : reporters) r->on_start(o);
-  if (jsonl && s.resume.empty()) {  // a resumed journal has them already
-    for (const op_coverage& c : s.coverage) {
-      jsonl->stream() << coverage_json(c) << '\n' << std::flush;
-      jsonl->record_written();
-    }
+  if (s.resume.empty()) {  // a resumed journal has them already
+    std::vector<std::string> lines;
+    for (const op_coverage& c : s.coverage) lines.push_back(coverage_json(c));
+    files.coverage(lines);
   }
   run_summary summary;
   const auto start = std::chrono::steady_clock::now();
   const detail::interruption_watch interruption;
-  const std::size_t cases = problems.size() * backends.size();
+  const std::size_t all_cases = problems.size() * backends.size();
+  const std::size_t cases = shard ? static_cast<std::size_t>(shards.cases_here) : all_cases;
   progress_meter progress(s.console.progress, STDERR_FILENO, s.console.width, cases);
-  std::size_t done = 0;
+  std::size_t done = 0, case_index = 0;
   for (const located_problem& lp : problems) {
     for (const session_backend& sb : backends) {
       if (interruption.signal()) break;
+      const std::size_t k = case_index++;
+      if (shard && shards.of_case[k] != shard->index) continue;
       std::optional<case_result> recorded =
           journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
       if (!recorded) progress.started(lp.prob, sb.b->name());
       case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
       if (!recorded && interruption.signal() && died_of_interruption(result)) break;
       ++done;
+      if (shard)
+        result.shard = shard_position{shard->index, shard->count, static_cast<std::int64_t>(k),
+                                      static_cast<std::int64_t>(all_cases), shards.cases_here};
       if (known)
         if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
       summary.add(result);
       progress.before_output();
       for (auto& r : reporters) r->on_result(result);
       progress.finished(result);
-      if (!recorded && journal_writer) {
-        journal_writer->on_result(result);
-        jsonl->record_written();
-      }
+      if (!recorded) files.record(result);
     }
   }
   progress.stop();
@@ -127,15 +185,44 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   for (auto& r : reporters) r->on_finish(summary);
   if (journal) say_what_was_resumed(s, *journal, recorded_at_start, summary, err);
   if (const int signo = interruption.signal()) {
-    if (jsonl) jsonl->check_reached();
-    if (junit) junit->record_written(), junit->check_reached();
+    files.check_reached();
     err << fmt::format("opval: interrupted by {} after {} of {} cases; {}\n", signo == SIGINT ? "SIGINT" : "SIGTERM",
                        done, cases, how_to_go_on(s, jsonl_path));
     return 128 + signo;
   }
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
-  if (jsonl) jsonl->check_reached();
-  if (junit) junit->record_written(), junit->check_reached();
+  files.check_reached();
+  return run_exit_code(summary);
+}
+
+int merge_session(const std::vector<std::string>& journals, const session_options& s, std::ostream& out,
+                  std::ostream& err) {
+  const merged_run run = merge_journals(journals);
+  run_options o;  // the header's: the backends in their first appearance's order, the first case's seed
+  std::vector<std::string> backends;
+  for (const case_result& r : run.records)
+    if (std::ranges::find(backends, r.backend) == backends.end()) backends.push_back(r.backend);
+  o.backend = fmt::format("{}", fmt::join(backends, ","));
+  if (!run.records.empty()) o.seed = run.records.front().seed, o.pol = parse_policy(run.records.front().v.policy);
+  std::vector<std::unique_ptr<reporter>> owned = console_reporters(s, backends.size() > 1, out);
+  std::vector<reporter*> reporters;
+  for (auto& r : owned) reporters.push_back(r.get());
+  if (s.also) reporters.push_back(s.also);
+  session_files files(s, s.jsonl, false, journals);
+  if (files.junit()) reporters.push_back(files.junit());
+  for (auto& r : reporters) r->on_start(o);
+  files.coverage(run.coverage);
+  run_summary summary;
+  for (const case_result& r : run.records) {
+    summary.add(r);
+    for (auto& rep : reporters) rep->on_result(r);
+    files.record(r);
+  }
+  for (auto& r : reporters) r->on_finish(summary);
+  err << fmt::format("opval: merged {} shard{}: {} cases\n", run.shards, run.shards == 1 ? "" : "s",
+                     run.records.size());
+  if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
+  files.check_reached();
   return run_exit_code(summary);
 }
 

@@ -245,6 +245,14 @@ int opval_main(int argc, char** argv) {
   repro->add_option("descriptor", descriptor, "the problem, e.g. 'matmul m=4 n=5 k=3 dt=bf16'")->required();
   add_options(*repro, repro_plan_, for_repro);
 
+  session_plan merge_plan_;
+  std::vector<std::string> journals;
+  CLI::App* merge = app.add_subcommand(
+      "merge", "join the --jsonl journals of a sharded run's shards (opval run --shard I/N) into the whole run's "
+               "records and report, as the unsharded run would (docs/FLEET.md)");
+  merge->add_option("journals", journals, "the shards' journals, in any order")->required()->type_name("JOURNAL");
+  add_options(*merge, merge_plan_, for_merge);
+
   session_plan coverage_plan_;
   CLI::App* coverage = app.add_subcommand(
       "coverage", "what the generated suite (--tag generated) covers of each op on the backends under test, from "
@@ -311,9 +319,9 @@ int opval_main(int argc, char** argv) {
   for (CLI::App* cmd : {run, repro, judge}) cmd->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph", "merge"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph)", argv[1]))));
+    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph merge)", argv[1]))));
   if (cli::runs_in_python(argc, argv)) return cli::run_in_python(argc, argv);
   if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
       !std::set<std::string>{"info", "reference"}.contains(argv[2]))
@@ -349,13 +357,14 @@ int opval_main(int argc, char** argv) {
   }
   for (const auto& [command, plan] :
        {std::pair{run, &run_plan_}, {repro, &repro_plan_}, {bench, &bench_plan_}, {judge, &judge_plan_},
-        {coverage, &coverage_plan_}})
+        {coverage, &coverage_plan_}, {merge, &merge_plan_}})
     if (*command) check_timeout_applies(*command, *plan), plan->console = detect_console_style();
   if (*coverage) {
     coverage_plan_.selection.tag = std::string(generated_tag);
     return coverage_plan(coverage_plan_, std::cout, std::cerr);
   }
   if (*bench) return bench_plan(bench_plan_, std::cout);
+  if (*merge) return merge_plan(merge_plan_, journals, std::cout, std::cerr);
   if (*run) {
     run_plan_.command = command_line(argc, argv);
     return run_plan(run_plan_, std::cout, std::cerr);
