@@ -892,6 +892,16 @@ def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, ba
     the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases
     """
 
+def estimated_case_cost(problem: Problem) -> float:
+    """
+    what a case of `problem` is expected to cost, in the units `--shard` balances (core/shards.hpp)
+    """
+
+def assign_shards(costs: Sequence[float], count: int) -> list[int]:
+    """
+    the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard
+    """
+
 def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False) -> tuple:
     """
     the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)

@@ -19,6 +19,7 @@
 #include "bindings.hpp"
 #include "opval/error.hpp"
 #include "core/isolation.hpp"
+#include "core/shards.hpp"
 #include "opval/session.hpp"
 
 namespace opval::python {
@@ -366,6 +367,16 @@ void bind_session(nb::module_& m) {
         "session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run "
         "says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the "
         "closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases");
+  m.def("estimated_case_cost", &estimated_case_cost, nb::arg("problem"),
+        "what a case of `problem` is expected to cost, in the units `--shard` balances (core/shards.hpp)");
+  m.def(
+      "assign_shards",
+      [](const std::vector<double>& costs, std::int64_t count) {
+        if (count < 1) throw error("assign_shards: count must be at least 1");
+        return assign_shards(costs, count);
+      },
+      nb::arg("costs"), nb::arg("count"),
+      "the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard");
   m.def("merge_session", &python_merge_session, nb::arg("journals"), nb::arg("out"), nb::arg("warn"),
         nb::arg("jsonl") = "", nb::arg("verbose") = false,
         "the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged "

@@ -62,7 +62,6 @@ struct distinct_sketch {
   // One extra word absorbs the slot of ineligible elements, so adding needs no branch.
   static constexpr std::int32_t no_slot = bits;
   std::vector<std::uint64_t> words = std::vector<std::uint64_t>(bits / 64 + 1, 0);
-  bool collecting = true;  // off once half the bitmap is set: the estimate is then large enough
   // Folds exponent and mantissa bits with shifts and xors (a 64-bit multiply is slow in SIMD);
   // values rounded to short types differ in their top mantissa bits, random ones everywhere.
   static std::int32_t slot_of(double v) {
@@ -105,13 +104,21 @@ struct partial {
   distinct_sketch distinct;  // distinct reference values among bias-eligible elements
   double admit = -1;  // a key must exceed this to enter `worst` (its minimum once full)
 
+  // Keeps the k worst: by key, equal keys by the lower index, so that which elements are kept
+  // does not depend on the order the threads offer them in.
+  static bool worse(const candidate& a, const candidate& b) {
+    return a.key > b.key || (a.key == b.key && a.linear < b.linear);
+  }
   void offer(const candidate& c, int k) {
-    if (k <= 0 || c.key <= admit) return;
+    if (k <= 0 || c.key < admit) return;
     if (static_cast<int>(worst.size()) < k) {
       worst.push_back(c);
     } else {
-      *std::min_element(worst.begin(), worst.end(),
-                        [](const candidate& a, const candidate& b) { return a.key < b.key; }) = c;
+      auto least = std::min_element(worst.begin(), worst.end(), [](const candidate& a, const candidate& b) {
+        return worse(b, a);
+      });
+      if (!worse(c, *least)) return;
+      *least = c;
     }
     if (static_cast<int>(worst.size()) == k)
       admit = std::min_element(worst.begin(), worst.end(), [](const candidate& a, const candidate& b) {
@@ -119,6 +126,28 @@ struct partial {
               })->key;
   }
 };
+
+// The floating-point sums of a partial, taken per chunk and added in the chunks' order at the
+// end: the metrics then do not depend on how many threads shared the chunks (a sharded run on
+// nodes with other core counts merges into the same records).
+struct chunk_sums {
+  double abs = 0, rel = 0, signed_error = 0, dot = 0, got_sq = 0, ref_sq = 0;
+  double bias_sr = 0, bias_sr2 = 0, bias_pl = 0, bias_pl2 = 0;
+};
+
+chunk_sums take_sums(partial& p) {
+  const chunk_sums s{p.sum_abs, p.sum_rel, p.sum_signed, p.dot, p.got_sq, p.ref_sq,
+                     p.bias_sr, p.bias_sr2, p.bias_pl, p.bias_pl2};
+  p.sum_abs = p.sum_rel = p.sum_signed = p.dot = p.got_sq = p.ref_sq = 0;
+  p.bias_sr = p.bias_sr2 = p.bias_pl = p.bias_pl2 = 0;
+  return s;
+}
+
+void add_sums(partial& p, const chunk_sums& s) {
+  p.sum_abs += s.abs, p.sum_rel += s.rel, p.sum_signed += s.signed_error, p.dot += s.dot;
+  p.got_sq += s.got_sq, p.ref_sq += s.ref_sq;
+  p.bias_sr += s.bias_sr, p.bias_sr2 += s.bias_sr2, p.bias_pl += s.bias_pl, p.bias_pl2 += s.bias_pl2;
+}
 
 
 // A fast ulp of a finite double in a float type: 2^(max(e, emin) - p + 1).
@@ -374,7 +403,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     if (abs_err > b) ++p.beyond;
   }
   const double key = v.bound ? over : abs_err;
-  if (key > p.admit) p.offer({key, i, r, g, b, abs_err, ulps}, in.worst_k);
+  if (key >= p.admit) p.offer({key, i, r, g, b, abs_err, ulps}, in.worst_k);
 }
 
 // The report's coarse ULP bins, (edge_{k-1}, edge_k], summed from the fine histogram.
@@ -414,6 +443,7 @@ metrics compare_outputs(const compare_input& in) {
   const double bound0 = (n && bound) ? bound[0] : 0.0;
 
   std::vector<partial> partials(omp_get_max_threads());
+  std::vector<chunk_sums> sums(static_cast<std::size_t>((n + chunk_size - 1) / chunk_size));
   // Threads only pay off past a few chunks; tiny outputs stay on the calling thread.
   const bool parallel = n > 8 * chunk_size;
   const double max = is_float(in.ulp_type) ? traits(in.ulp_type).max : inf;
@@ -441,13 +471,11 @@ metrics compare_outputs(const compare_input& in) {
           for (std::int64_t k = 0; k + 1 < len; k += 2) ++over_even[out->over_bin[k]], ++over_odd_counts[out->over_bin[k + 1]];
           if (len % 2) ++over_even[out->over_bin[len - 1]];
         }
-        if (p.distinct.collecting) {
-          for (std::int64_t k = 0; k < len; ++k) p.distinct.add_slot(out->distinct_slot[k]);
-          if ((begin / chunk_size) % 64 == 0 && 2 * p.distinct.set_bits() >= distinct_sketch::bits)
-            p.distinct.collecting = false;
-        }
-        for (std::int64_t k = 0; k < len && out->max_key > p.admit; ++k) {
-          if (out->key[k] <= p.admit) continue;
+        // Every chunk, whatever the threads: a sketch that stopped early would depend on which
+        // chunks a thread had seen, and so on the thread count.
+        for (std::int64_t k = 0; k < len; ++k) p.distinct.add_slot(out->distinct_slot[k]);
+        for (std::int64_t k = 0; k < len && out->max_key >= p.admit; ++k) {
+          if (out->key[k] < p.admit) continue;
           const std::int64_t i = begin + k;
           const double g = view.got(i);
           p.offer({out->key[k], i, ref[i], g, view.bound_at(i), std::fabs(g - ref[i]), out->ulps[k]}, in.worst_k);
@@ -455,25 +483,25 @@ metrics compare_outputs(const compare_input& in) {
       } else {
         for (std::int64_t i = begin; i < end; ++i) general_element(view, in, i, p);
       }
+      sums[static_cast<std::size_t>(begin / chunk_size)] = take_sums(p);
     }
     p.ulp_hist.merge(ulp_odd);
     p.over_hist.merge(over_odd);
   }
 
   partial total;
+  for (const chunk_sums& c : sums) add_sums(total, c);  // the partials' own sums are all taken
   for (auto& p : partials) {
     total.count += p.count, total.finite += p.finite, total.beyond += p.beyond;
     total.nan_mismatch += p.nan_mismatch, total.inf_mismatch += p.inf_mismatch, total.neg_zero += p.neg_zero;
     total.ref_significant += p.ref_significant;
-    total.max_abs = std::max(total.max_abs, p.max_abs), total.sum_abs += p.sum_abs;
-    total.max_rel = std::max(total.max_rel, p.max_rel), total.sum_rel += p.sum_rel;
+    total.max_abs = std::max(total.max_abs, p.max_abs);
+    total.max_rel = std::max(total.max_rel, p.max_rel);
     total.max_ulps = std::max(total.max_ulps, p.max_ulps), total.max_over = std::max(total.max_over, p.max_over);
     total.max_abs_ref = std::max(total.max_abs_ref, p.max_abs_ref);
-    total.sum_signed += p.sum_signed, total.dot += p.dot, total.got_sq += p.got_sq, total.ref_sq += p.ref_sq;
     total.any_nonzero |= p.any_nonzero;
     total.got_constant &= p.got_constant, total.ref_constant &= p.ref_constant;
-    total.bias_n += p.bias_n, total.bias_sr += p.bias_sr, total.bias_sr2 += p.bias_sr2;
-    total.bias_pl += p.bias_pl, total.bias_pl2 += p.bias_pl2;
+    total.bias_n += p.bias_n;
     total.ulp_hist.merge(p.ulp_hist), total.over_hist.merge(p.over_hist);
     total.distinct.merge(p.distinct);
     for (const auto& c : p.worst) total.offer(c, in.worst_k);
@@ -548,8 +576,7 @@ metrics compare_outputs(const compare_input& in) {
                             bias.plain_mean, bias.plain_z, total.bias_n, bias.distinct);
   }
 
-  std::sort(total.worst.begin(), total.worst.end(),
-            [](const candidate& a, const candidate& b) { return a.key > b.key; });
+  std::sort(total.worst.begin(), total.worst.end(), partial::worse);
   for (const auto& c : total.worst)
     m.worst.push_back({got_t.unravel(c.linear), c.expected, c.got, c.bound, c.abs_error, c.ulps});
   return m;
