@@ -411,6 +411,37 @@ TEST(compare_paths, thread_count_does_not_change_metrics) {
   EXPECT_EQ(histogram_total(one), 50000);
 }
 
+// Not a bit may change with the thread count: the shards of one run, on nodes with other core
+// counts, must merge into the whole run's records (docs/FLEET.md). Ties among the worst
+// elements included: the first and last of each 1000 elements get the same large error.
+TEST(compare_paths, thread_count_does_not_change_a_single_bit) {
+  random_case rc = make_random_case(200000, 11);
+  for (std::size_t i = 0; i < rc.got.size(); i += 1000) rc.ref[i] = 0.5, rc.got[i] = 1.5, rc.bound[i] = 0x1p-100;
+  const int saved = omp_get_max_threads();
+  std::vector<metrics> runs;
+  for (int threads : {1, 2, 3, 7}) {
+    omp_set_num_threads(threads);
+    runs.push_back(compare_random(rc, dtype::f32, 8));
+  }
+  omp_set_num_threads(saved);
+  for (std::size_t t = 1; t < runs.size(); ++t) {
+    const metrics &a = runs[0], &b = runs[t];
+    expect_same_metrics(a, b);
+    EXPECT_EQ(a.mean_abs_error, b.mean_abs_error);
+    EXPECT_EQ(a.mean_rel_error, b.mean_rel_error);
+    EXPECT_EQ(a.mean_signed_error, b.mean_signed_error);
+    EXPECT_EQ(a.cosine_similarity, b.cosine_similarity);
+    EXPECT_EQ(a.bias.distinct, b.bias.distinct);
+    EXPECT_EQ(a.bias.sign_relative_z, b.bias.sign_relative_z);
+    EXPECT_EQ(a.bias.plain_z, b.bias.plain_z);
+    ASSERT_EQ(a.worst.size(), b.worst.size());
+    for (std::size_t k = 0; k < a.worst.size(); ++k) EXPECT_EQ(a.worst[k].index, b.worst[k].index) << k;
+  }
+  // The tied worst elements are the first ones, in index order.
+  ASSERT_EQ(runs[0].worst.size(), 8u);
+  for (std::size_t k = 0; k < 8; ++k) EXPECT_EQ(runs[0].worst[k].index, (dims{static_cast<std::int64_t>(1000 * k)}));
+}
+
 // --- the rounding-bias test ------------------------------------------------------------
 
 std::vector<double> normal_values(std::int64_t n, std::uint64_t seed) {
