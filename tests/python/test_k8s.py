@@ -2,15 +2,15 @@
 validate strictly against Kubernetes' schemas (kubernetes-validate --strict, which rejects a
 misspelt field), agree with each other, and their command lines, run here with each index's
 environment as the Indexed Job would set it, merge into exactly the unsharded run."""
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from journal_testing import comparable
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -53,16 +53,6 @@ def test_the_manifests_agree():
         assert container(job)["volumeMounts"][0]["mountPath"] == "/results"
 
 
-def comparable(path):
-    records = []
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        for varying in ("timings", "memory", "opval"):
-            r.pop(varying, None)
-        records.append(json.dumps(r))
-    return records
-
-
 def test_the_jobs_command_lines_merge_into_the_unsharded_run(tmp_path):
     """Each pod's command with its JOB_COMPLETION_INDEX, /results a folder here and `opval` the
     build's, then the merge pod's."""
@@ -86,7 +76,7 @@ def test_the_jobs_command_lines_merge_into_the_unsharded_run(tmp_path):
     assert merged.returncode in (0, 1), merged.stderr
     # The unsharded run: the shards' command without --shard.
     whole_command = container(shards)["command"][-1].split("||")[0].replace("--shard auto", "")
-    whole_command = whole_command.replace(f"/results/shard-$JOB_COMPLETION_INDEX.jsonl", str(tmp_path / "whole.jsonl"))
+    whole_command = whole_command.replace("/results/shard-$JOB_COMPLETION_INDEX.jsonl", str(tmp_path / "whole.jsonl"))
     whole = subprocess.run(["/bin/sh", "-c", whole_command], env=env, capture_output=True, text=True, timeout=600)
     assert whole.returncode == merged.returncode, whole.stderr
     assert comparable(results / "merged.jsonl") == comparable(tmp_path / "whole.jsonl")

@@ -7,19 +7,9 @@ import json
 import pytest
 
 import opval
+from journal_testing import comparable
 
 SELECTION = dict(tag="smoke", ops=["relu", "softmax", "matmul"])
-
-
-def comparable(path):
-    """The journal's records without what differs between runs (timings, memory, the build)."""
-    records = []
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        for varying in ("timings", "memory", "opval"):
-            r.pop(varying, None)
-        records.append(json.dumps(r))
-    return records
 
 
 def test_shards_merge_into_the_whole_run(tmp_path):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from journal_testing import comparable
+
 ROOT = Path(__file__).resolve().parents[2]
 OPVAL = os.environ.get("OPVAL_CLI") or str(ROOT / "build" / "opval")
 SELECTION = ["--tag", "smoke", "--op", "relu", "--op", "softmax", "--op", "matmul", "--op", "layer_norm"]
@@ -34,16 +36,6 @@ def slurm(tmp_path_factory):
         yield started.stdout.strip().removeprefix("SLURM_CONF=")
     finally:
         subprocess.run([ROOT / "deploy" / "slurm" / "local-cluster", "stop"], env=env, timeout=60)
-
-
-def comparable(path):
-    records = []
-    for line in path.read_text().splitlines():
-        r = json.loads(line)
-        for varying in ("timings", "memory", "opval"):
-            r.pop(varying, None)
-        records.append(json.dumps(r))
-    return records
 
 
 def test_a_job_array_of_four_shards_merges_into_the_unsharded_run(slurm, tmp_path):
