@@ -15,10 +15,11 @@ struct merged_run {
   std::int64_t shards = 0;            ///< N
 };
 
-/// Merges the journals of `opval run --shard I/N --jsonl ...`, in any order. Throws opval::error
-/// naming the journal and the shard when a journal is not a sharded run's, is unfinished (a
-/// last line cut short, or fewer records than its shard's cases), when two journals hold the
-/// same shard or shards of different runs, and when a shard is missing.
+/// Merges the journals of `opval run --shard I/N --jsonl ...`, in any order; an empty journal
+/// (a shard with no case) adds nothing. Throws opval::error naming the journal and the shard
+/// when a journal is not a sharded run's, is unfinished (a last line cut short, or fewer
+/// records than its shard's cases), when two journals hold the same shard or shards of
+/// different runs, and when a shard is missing.
 merged_run merge_journals(const std::vector<std::string>& journals);
 
 }  // namespace opval

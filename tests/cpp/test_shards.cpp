@@ -204,6 +204,27 @@ TEST_F(ShardCli, a_shard_missing_twice_unfinished_or_of_another_run_is_named) {
   EXPECT_NE(testing::read_all(at("s0.jsonl")), "");
 }
 
+TEST_F(ShardCli, more_shards_than_cases_leave_empty_journals_that_merge_passes_over) {
+  const std::vector<std::string> run = {"run", "--problems", "relu shape=7", "--problems", "gelu shape=9"};
+  std::vector<std::string> merge = {"merge"};
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> args = run;
+    const std::string journal = "s" + std::to_string(i) + ".jsonl";
+    args.insert(args.end(), {"--shard", std::to_string(i) + "/4", "--jsonl", journal});
+    const cli_result r = opval(args);
+    ASSERT_EQ(r.code, 0) << r.err;  // an empty shard is no failure
+    if (i >= 2) EXPECT_NE(r.err.find("has no case (the run has 2)"), std::string::npos) << r.err;
+    merge.push_back(journal);
+  }
+  const cli_result m = opval(merge);
+  EXPECT_EQ(m.code, 0) << m.out << m.err;
+  EXPECT_NE(m.err.find("merged 4 shards: 2 cases"), std::string::npos) << m.err;
+  // Only empty journals: nothing to merge, said so.
+  const cli_result none = opval({"merge", "s2.jsonl", "s3.jsonl"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("hold no case"), std::string::npos) << none.err;
+}
+
 TEST_F(ShardCli, an_interrupted_shard_resumes_and_then_merges) {
   const std::vector<std::string> run = {"run", "--tag", "smoke", "--op", "relu", "--op", "layer_norm"};
   for (const std::string shard : {"0/2", "1/2"}) {
