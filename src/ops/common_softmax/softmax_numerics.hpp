@@ -335,11 +335,12 @@ inline void shape_bound_row(std::span<const double> x, std::span<const double> d
   const double m = classify_row(x).max;
   double s = 0;
   for (double v : x) s += std::exp(v - m);
+  const double log_s = std::log(s);  // once per row, not per element
   std::vector<double> t(n, 0.0);
   double excess = 0, total_abs = 0;  // sum_k p_k expm1(T_k), sum_k A_k
   for (std::size_t j = 0; j < n; ++j) {
     if (std::isinf(x[j])) continue;
-    const double logit = dx[j] + k.u * (log ? (m - x[j]) : 2.0 * (m - x[j]) + std::log(s) + 1.0);
+    const double logit = dx[j] + k.u * (log ? (m - x[j]) : 2.0 * (m - x[j]) + log_s + 1.0);
     t[j] = logit + k.own + (log ? k.log_rel * std::fabs(y[j]) + k.abs : 0.0);
     if (p[j] > 0) excess += p[j] * std::expm1(t[j]);
     total_abs += k.abs;
