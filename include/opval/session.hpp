@@ -197,6 +197,10 @@ struct session_options {
   /// The command that started the run, as a shell line ("opval run --tag regression ..."):
   /// an interrupted run says to resume with it (empty: the message names no command).
   std::string command;
+  /// `--history`: the SQLite run history to record the run in (docs/FLEET.md, "History"); a
+  /// shard does not record (`opval merge --history` records the whole run). With it, the run's
+  /// `commit` (empty: history.hpp's detect_commit), `tier` and `label`.
+  std::string history, commit, tier, label;
   reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
   /// What a generated suite covers: printed before the closing line (not when quiet) and recorded
   /// first in the journal, one `{"coverage": ...}` line per op and backend.
@@ -275,6 +279,7 @@ struct session_plan {
   bool tightness = false;
   bool quiet = false;
   std::string junit;
+  std::string history, commit, tier, label;  ///< session_options::history and the run's identity
   console_style console;  ///< the CLI's terminal
   std::vector<std::string> judge_inputs, judge_outputs;  ///< `opval judge`'s array files
   bench_settings bench;

@@ -7,10 +7,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "opval/error.hpp"
-#include "bench/environment.hpp"
+#include "bench/bench_records.hpp"
 #include "bench/sample_summary.hpp"
 
 namespace opval {
@@ -25,81 +24,29 @@ std::string_view to_string(change_verdict v) {
   return "?";
 }
 
-namespace {
-
-struct recorded_case {
-  std::string descriptor, backend, key, state;
-  bool timed = false;
-  std::vector<double> values;
-  std::vector<double> repetition_medians;
-  std::vector<std::string> warnings;  ///< the run's load warning and the case's noise warnings
-};
-
-/// What a record says makes its figure depend on when it was taken: the run's load warning
-/// (its environment's) and the case's own noise warnings.
-std::vector<std::string> recorded_warnings(const nlohmann::json& record) {
-  std::vector<std::string> out;
-  if (const auto env = record.find("environment"); env != record.end() && env->is_object())
-    for (const std::string& w : env->value("warnings", std::vector<std::string>{}))
-      if (is_load_warning(w)) out.push_back(w);
-  for (const std::string& w : record.at("timing").value("warnings", std::vector<std::string>{})) out.push_back("noise: " + w);
-  return out;
-}
-
-std::vector<recorded_case> read_bench_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw error(fmt::format("cannot read benchmark file '{}'", path));
-  std::vector<recorded_case> out;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("schema", "") != "opval-bench")
-        throw error("not an `opval bench` record (an `opval run` journal?)");
-      recorded_case c;
-      c.descriptor = j.at("descriptor").get<std::string>();
-      c.backend = j.at("backend").get<std::string>();
-      c.key = fmt::format("{}\n{}\n{}", c.descriptor, c.backend, j.at("seed").get<std::uint64_t>());
-      c.state = j.at("state").get<std::string>();
-      c.timed = j.at("timed").get<bool>();
-      if (c.timed) {
-        c.values = j.at("timing").at("values").get<std::vector<double>>();
-        c.repetition_medians = j.at("timing").value("repetition_medians", std::vector<double>{});
-        c.warnings = recorded_warnings(j);
-      }
-      out.push_back(std::move(c));
-    } catch (const std::exception& e) {
-      throw error(fmt::format("{}:{}: {}", path, number, e.what()));
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<compared_case> compare_bench_files(const std::string& base_path, const std::string& new_path,
                                                const compare_options& o) {
-  const std::vector<recorded_case> base = read_bench_file(base_path), next = read_bench_file(new_path);
-  std::map<std::string, const recorded_case*> next_by_key;
-  for (const recorded_case& c : next) next_by_key.emplace(c.key, &c);
+  const std::vector<bench_record> base = read_bench_records(base_path), next = read_bench_records(new_path);
+  std::map<std::string, const bench_record*> next_by_key;
+  for (const bench_record& c : next) next_by_key.emplace(c.key(), &c);
   std::vector<compared_case> out;
-  for (const recorded_case& b : base) {
+  for (const bench_record& b : base) {
     compared_case c{b.descriptor, b.backend, std::nullopt, ""};
-    const auto it = next_by_key.find(b.key);
+    const auto it = next_by_key.find(b.key());
     if (it == next_by_key.end()) {
       c.note = "only in BASE";
     } else if (!b.timed || !it->second->timed) {
       c.note = !b.timed ? fmt::format("not timed in BASE ({})", b.state) : fmt::format("not timed in NEW ({})", it->second->state);
     } else {
-      const recorded_case& n = *it->second;
+      const bench_record& n = *it->second;
       c.change = compare_sides({b.values, b.repetition_medians, b.warnings}, {n.values, n.repetition_medians, n.warnings}, o);
     }
     if (it != next_by_key.end()) next_by_key.erase(it);
     out.push_back(std::move(c));
   }
-  for (const recorded_case& n : next)
-    if (next_by_key.contains(n.key)) out.push_back({n.descriptor, n.backend, std::nullopt, "only in NEW"});
+  for (const bench_record& n : next)
+    if (next_by_key.contains(n.key())) out.push_back({n.descriptor, n.backend, std::nullopt, "only in NEW"});
   return out;
 }
 

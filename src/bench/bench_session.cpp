@@ -1,6 +1,9 @@
 // `opval bench` from a session_plan (opval/session.hpp): the cases of the selection or of its
 // sweeps, each checked where --isolation says (a crash is a verdict, and is not timed), then
 // timed in this process only if its check PASSED, through the bench reporters.
+#include <sstream>
+#include <chrono>
+#include <iostream>
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -10,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_records.hpp"
+#include "history/history.hpp"
 #include "bench/bench_report.hpp"
 #include "bench/environment.hpp"
 #include "opval/error.hpp"
@@ -201,7 +206,15 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   if (jsonl) reporters.push_back(make_bench_jsonl_reporter(jsonl->stream(), env));
   if (csv) reporters.push_back(make_bench_csv_reporter(csv->stream()));
   if (junit) reporters.push_back(make_bench_junit_reporter(junit->stream()));
+  // The history takes the records as the journal writes them (bench_records.hpp reads them back).
+  std::optional<history_db> history;
+  std::stringstream history_records;
+  if (!plan.history.empty()) {
+    history.emplace(plan.history, true);
+    reporters.push_back(make_bench_jsonl_reporter(history_records, env));
+  }
   bench_summary summary;
+  const auto start = std::chrono::steady_clock::now();
   for (const bench_job& job : jobs) {
     case_result check = executor->run(job.lp, *job.sb, o);
     if (known)
@@ -218,6 +231,13 @@ int bench_plan(const session_plan& given, std::ostream& out) {
   if (junit) junit->record_written();  // one document, written whole at the end
   for (const std::optional<output_file>* f : {&jsonl, &csv, &junit})
     if (*f) (*f)->check_reached();
+  if (history) {
+    const std::vector<bench_record> records = read_bench_records(history_records, "the benchmark's records");
+    const run_identity identity = session_run_identity(
+        plan.commit, plan.tier, plan.label, "opval bench",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    std::cerr << recorded_note(plan.history, history->record_bench(identity, records), records.size(), identity) << '\n';
+  }
   return summary.ok() ? 0 : 1;
 }
 

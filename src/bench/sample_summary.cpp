@@ -19,6 +19,12 @@ double quantile_of_sorted(std::span<const double> sorted, double q) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+double median_of(std::span<const double> values) {
+  std::vector<double> sorted(values.begin(), values.end());
+  std::ranges::sort(sorted);
+  return quantile_of_sorted(sorted, 0.5);
+}
+
 std::vector<double> chunk_medians(std::span<const double> samples, std::size_t chunks) {
   const std::size_t count = std::clamp<std::size_t>(chunks, 1, samples.size());
   const std::size_t size = samples.size() / count;

@@ -25,6 +25,9 @@ struct sample_summary {
 /// order statistics (Hyndman and Fan's type 7, as NumPy's default and R's).
 double quantile_of_sorted(std::span<const double> sorted, double q);
 
+/// The median of `values` in any order (quantile_of_sorted's 0.5 of them sorted).
+double median_of(std::span<const double> values);
+
 /// The medians of `chunks` consecutive chunks of `samples` (the last one takes the remainder;
 /// fewer chunks when there are fewer samples): stand-ins for repeated runs when a series was
 /// recorded as one run, and a drift's trace.

@@ -93,8 +93,11 @@ merged_run merge_journals(const std::vector<std::string>& journals) {
   check_every_shard(shards, reference->first);
   merged_run run{reference->contents.coverage, {}, reference->first.count};
   run.records.reserve(static_cast<std::size_t>(reference->first.cases));
-  for (auto& [index, j] : shards)
-    for (case_result& r : j.contents.records) run.records.push_back(std::move(r));
+  for (auto& [index, j] : shards) {
+    double seconds = 0;
+    for (case_result& r : j.contents.records) seconds += r.times.total, run.records.push_back(std::move(r));
+    run.slowest_shard_seconds = std::max(run.slowest_shard_seconds, seconds);
+  }
   std::ranges::sort(run.records, {}, [](const case_result& r) { return r.shard->case_index; });
   for (std::size_t k = 0; k < run.records.size(); ++k) {
     const shard_position& s = *run.records[k].shard;

@@ -13,6 +13,9 @@ struct merged_run {
   std::vector<std::string> coverage;  ///< a generated suite's coverage lines, once
   std::vector<case_result> records;   ///< in the whole run's order, their shard positions taken off
   std::int64_t shards = 0;            ///< N
+  /// The largest of the shards' summed case times (their `timings.total`): the run's wall time
+  /// had each shard its own machine, less each process's start and selection.
+  double slowest_shard_seconds = 0;
 };
 
 /// Merges the journals of `opval run --shard I/N --jsonl ...`, in any order; an empty journal

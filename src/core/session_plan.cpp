@@ -18,7 +18,8 @@ namespace {
 session_options session_of(const session_plan& plan, bool verbose) {
   return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
           .verbose = verbose, .tightness = plan.tightness, .quiet = plan.quiet, .junit = plan.junit,
-          .shard = plan.shard, .console = plan.console, .command = plan.command};
+          .shard = plan.shard, .console = plan.console, .command = plan.command, .history = plan.history,
+          .commit = plan.commit, .tier = plan.tier, .label = plan.label};
 }
 
 /// The backends under test, made through `executor`; `o.backend` lists their names, for the
@@ -63,7 +64,8 @@ std::vector<located_problem> session_problems(const session_plan& plan, const st
 
 void check_output_files_differ(const session_plan& plan) {
   const std::pair<const char*, const std::string*> files[] = {
-      {"--jsonl", &plan.jsonl}, {"--resume", &plan.resume}, {"--csv", &plan.bench.csv}, {"--junit", &plan.junit}};
+      {"--jsonl", &plan.jsonl}, {"--resume", &plan.resume}, {"--csv", &plan.bench.csv}, {"--junit", &plan.junit},
+      {"--history", &plan.history}};
   for (std::size_t i = 0; i < std::size(files); ++i)
     for (std::size_t j = i + 1; j < std::size(files); ++j)
       if (names_same_file(*files[i].second, *files[j].second) && !(i == 0 && j == 1))  // --resume appends to its --jsonl

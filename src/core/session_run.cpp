@@ -16,6 +16,7 @@
 #include "opval/error.hpp"
 #include "core/journal.hpp"
 #include "core/merge.hpp"
+#include "history/history.hpp"
 #include "core/shards.hpp"
 #include "core/interruption.hpp"
 #include "core/known_failures.hpp"
@@ -122,6 +123,21 @@ bool died_of_interruption(const case_result& r) {
   return r.v.st == state::crash || r.v.st == state::timeout;
 }
 
+// The history a session records in (--history), opened before any case runs so that a file
+// that is no history fails first; none for a shard (the merge records the whole run).
+std::optional<history_db> session_history(const session_options& s, bool sharded) {
+  if (s.history.empty() || sharded) return std::nullopt;
+  return history_db(s.history, true);
+}
+
+void record_in_history(std::optional<history_db>& db, const session_options& s, std::span<const case_result> results,
+                       std::optional<double> wall_seconds, const std::string& source, std::ostream& err) {
+  if (!db) return;
+  const run_identity identity = session_run_identity(s.commit, s.tier, s.label, source, wall_seconds);
+  const std::int64_t run = db->record_run(identity, results);
+  err << recorded_note(s.history, run, results.size(), identity) << '\n';
+}
+
 }  // namespace
 
 int run_session(const std::vector<located_problem>& problems, const run_options& o,
@@ -143,6 +159,8 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   const std::optional<shard_choice> shard = parse_shard(s.shard, process_environment());
   const shard_plan shards = shard ? plan_shards(*shard, problems, backends.size()) : shard_plan{};
   if (shard) acknowledge_sharding(*shard);
+  std::optional<history_db> history = session_history(s, shard.has_value());
+  std::vector<case_result> results;  // for the history
   for (auto& r : reporters) r->on_start(o);
   if (s.resume.empty()) {  // a resumed journal has them already
     std::vector<std::string> lines;
@@ -177,6 +195,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
       for (auto& r : reporters) r->on_result(result);
       progress.finished(result);
       if (!recorded) files.record(result);
+      if (history) results.push_back(std::move(result));
     }
   }
   progress.stop();
@@ -191,6 +210,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
     return 128 + signo;
   }
   files.check_reached();
+  record_in_history(history, s, results, summary.seconds, "opval run", err);
   if (shard && shards.cases_here == 0) {
     // More shards than cases: this one has nothing to do, which is no failure of the run.
     err << fmt::format("opval: shard {}/{} has no case (the run has {})\n", shard->index, shard->count, all_cases);
@@ -215,6 +235,7 @@ int merge_session(const std::vector<std::string>& journals, const session_option
   if (s.also) reporters.push_back(s.also);
   session_files files(s, s.jsonl, false, journals);
   if (files.junit()) reporters.push_back(files.junit());
+  std::optional<history_db> history = session_history(s, false);
   for (auto& r : reporters) r->on_start(o);
   files.coverage(run.coverage);
   run_summary summary;
@@ -228,6 +249,7 @@ int merge_session(const std::vector<std::string>& journals, const session_option
                      run.records.size());
   if (!any_case_ran(summary)) err << "opval: no case ran (all skipped or unimplemented)\n";
   files.check_reached();
+  record_in_history(history, s, run.records, run.slowest_shard_seconds, "opval merge", err);
   return run_exit_code(summary);
 }
 

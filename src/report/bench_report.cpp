@@ -17,6 +17,7 @@ namespace opval {
 namespace {
 
 using json = nlohmann::ordered_json;
+using detail::time_text;
 
 json counters_json(const std::optional<counter_result>& c) {
   if (!c) return nullptr;
@@ -108,14 +109,6 @@ json timing_json(const bench_result& r) {
 
 std::string ci_text(const bench_result& r) {
   return fmt::format("+-{:.2g}%", 100 * r.timing.median_ci.width_relative_to(r.timing.summary.median));
-}
-
-/// "12.3us", "4.56ms": a median in the unit that keeps three significant digits readable.
-std::string time_text(double seconds) {
-  if (seconds < 1e-6) return fmt::format("{:.3g}ns", seconds * 1e9);
-  if (seconds < 1e-3) return fmt::format("{:.3g}us", seconds * 1e6);
-  if (seconds < 1) return fmt::format("{:.3g}ms", seconds * 1e3);
-  return fmt::format("{:.3g}s", seconds);
 }
 
 /// A CSV field, quoted (RFC 4180: embedded quotes doubled).

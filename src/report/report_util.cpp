@@ -63,6 +63,13 @@ std::string duration(double seconds) {
   return fmt::format("{:.2f}s", seconds);
 }
 
+std::string time_text(double seconds) {
+  if (seconds < 1e-6) return fmt::format("{:.3g}ns", seconds * 1e9);
+  if (seconds < 1e-3) return fmt::format("{:.3g}us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.3g}ms", seconds * 1e3);
+  return fmt::format("{:.3g}s", seconds);
+}
+
 std::string wrap(std::string_view text, int width, int indent, int first_indent) {
   std::string out;
   std::size_t line = 0;  // columns on the current line, its indent included

@@ -19,6 +19,8 @@ std::string index_string(const dims& index);
 std::string compact(double x);
 /// "2.9ms" below a second, "1.25s" above.
 std::string duration(double seconds);
+/// "12.3us", "4.56ms": a latency in the unit that keeps three significant digits readable.
+std::string time_text(double seconds);
 /// `text` broken at spaces into lines of at most `width` columns, each starting with `indent`
 /// spaces (the first with `first_indent`) and ending with '\n'. A word longer than a line is
 /// kept whole: a path or a command is never cut.

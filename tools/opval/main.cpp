@@ -20,9 +20,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/bench_compare.hpp"
 #include "bench/bench_report.hpp"
+#include "history/history_report.hpp"
 #include "opval/build_info.hpp"
 #include "opval/error.hpp"
 #include "opval/graph.hpp"
@@ -288,6 +290,54 @@ int opval_main(int argc, char** argv) {
       ->check(CLI::Range(1e-9, 0.5))
       ->type_name("A");
 
+  // opval history: questions to the run history, and journals recorded into it.
+  history_request asked;
+  std::string trend_metric_name = "latency";
+  std::vector<std::string> history_files;
+  run_identity recorded_as;
+  CLI::App* history = app.add_subcommand(
+      "history", "the run history (--history FILE of run, merge, bench): since which commit a case fails, flaky "
+                 "cases, performance trends with change points, the slowest cases, tier runtimes (docs/FLEET.md)");
+  history->require_subcommand(1);
+  const auto history_command = [&](const std::string& name, const std::string& help) {
+    CLI::App* c = history->add_subcommand(name, help);
+    c->add_option("--db", asked.database, "the history file (default: $OPVAL_HISTORY)")
+        ->envname("OPVAL_HISTORY")->required()->type_name("FILE");
+    return c;
+  };
+  CLI::App* history_record = history_command(
+      "record", "record `opval run` journals or `opval bench --jsonl` files, each as one run");
+  history_record->add_option("files", history_files, "the journals")->required()->type_name("FILE");
+  history_record->add_option("--commit", recorded_as.commit, "the commit they ran at (default: detected as for run --history)")
+      ->type_name("SHA");
+  history_record->add_option("--tier", recorded_as.tier, "their tier")->type_name("NAME");
+  history_record->add_option("--label", recorded_as.label, "free text (a branch, a pipeline)")->type_name("TEXT");
+  const std::vector<std::pair<std::string, std::string>> questions = {
+      {"failing", "cases failing at their latest run: since which commit, and where they last passed"},
+      {"flaky", "cases with different verdicts at the same commit (and so the same inputs)"},
+      {"trends", "per-case performance over runs with its change points (bench latency, or --metric case-time)"},
+      {"slowest", "the cases with the largest recorded time (median of their latest runs)"},
+      {"tiers", "each tier's runs over time: wall time, cases, failures, and changes of the wall time"},
+      {"runs", "the recorded runs, newest first"}};
+  std::vector<CLI::App*> question_commands;
+  for (const auto& [name, help] : questions) {
+    CLI::App* c = history_command(name, help);
+    c->add_option("--op", asked.filter.op, "only this op's cases")->type_name("OP");
+    c->add_option("--backend", asked.filter.backend, "only this backend's cases")->type_name("B");
+    c->add_option("--case", asked.filter.text, "only cases whose descriptor contains TEXT")->type_name("TEXT");
+    c->add_option("--limit", asked.filter.limit, "at most N rows (0: all)")->capture_default_str()->type_name("N");
+    c->add_flag("--json", asked.json, "one JSON array instead of text");
+    if (name == "trends") {
+      c->add_option("--metric", trend_metric_name, "latency (opval bench's median) or case-time (opval run's)")
+          ->capture_default_str()->check(CLI::IsMember({"latency", "case-time"}));
+      c->add_flag("--all", asked.all, "every case with two runs or more, not only those that changed");
+    }
+    if (name == "slowest")
+      c->add_option("--recent", asked.recent, "a case's time: the median of its latest N results")
+          ->capture_default_str()->check(CLI::Range(1, 1000))->type_name("N");
+    question_commands.push_back(c);
+  }
+
   std::string model_path, save_path;
   std::vector<std::string> graph_inputs;
   bool graph_verbose = false;
@@ -319,9 +369,13 @@ int opval_main(int argc, char** argv) {
   for (CLI::App* cmd : {run, repro, judge}) cmd->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph", "merge"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph", "merge", "history"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph merge)", argv[1]))));
+    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph merge history)", argv[1]))));
+  if (argc > 2 && std::string_view(argv[1]) == "history" && argv[2][0] != '-' && std::string_view(argv[2]) != "record" &&
+      std::ranges::find(history_questions(), argv[2]) == history_questions().end())
+    return bad_input(error_line(error(fmt::format("unknown history command '{}' (known: record {})", argv[2],
+                                                  fmt::join(history_questions(), " ")))));
   if (cli::runs_in_python(argc, argv)) return cli::run_in_python(argc, argv);
   if (argc > 2 && std::string_view(argv[1]) == "graph" && argv[2][0] != '-' &&
       !std::set<std::string>{"info", "reference"}.contains(argv[2]))
@@ -349,6 +403,17 @@ int opval_main(int argc, char** argv) {
     return exit_passed;
   }
   if (*graph_reference) return graph::reference_command(model_path, graph_inputs, save_path, graph_verbose, std::cout);
+  if (*history_record) {
+    record_history_files(asked.database, history_files, recorded_as, std::cout);
+    return exit_passed;
+  }
+  for (CLI::App* c : question_commands)
+    if (*c) {
+      asked.what = c->get_name();
+      asked.metric = trend_metric_name == "latency" ? trend_metric::latency : trend_metric::case_time;
+      answer_history(asked, std::cout);
+      return exit_passed;
+    }
   if (const std::string& under = *run ? run_plan_.under : *bench ? bench_plan_.under : repro_plan_.under; !under.empty())
     rerun_under(under, argc, argv);
   if (*compare) {
