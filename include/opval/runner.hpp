@@ -148,6 +148,13 @@ struct shard_position {
   std::int64_t shard_cases = 0;  ///< this shard's cases
 };
 
+/// Why a run with a time budget (`opval run --budget`, docs/FLEET.md) chose a case, and its
+/// place in the chosen order (from 0): the most important cases run first.
+struct case_choice {
+  std::int64_t rank = 0;
+  std::string why;  ///< "failed at its latest run (commit 1a2b3c)", "covers 3 features no chosen case had: ..."
+};
+
 /// Everything recorded about one case: its identity, then what happened.
 struct case_result : case_identity {
   std::string backend_version;
@@ -170,6 +177,8 @@ struct case_result : case_identity {
   std::string not_applicable;
   /// Set in a sharded run's records only (`opval merge` takes it off).
   std::optional<shard_position> shard;
+  /// Set in the records of a run with a time budget: why it was chosen.
+  std::optional<case_choice> choice;
 };
 
 /// The JSON record of one case (what the JSONL reporter writes on one line, schema in

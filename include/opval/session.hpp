@@ -201,6 +201,12 @@ struct session_options {
   /// shard does not record (`opval merge --history` records the whole run). With it, the run's
   /// `commit` (empty: history.hpp's detect_commit), `tier` and `label`.
   std::string history, commit, tier, label;
+  /// `--budget`: choose the cases that fit this many seconds, most important first (history's
+  /// failures and flaky cases, the ops and backends `changes` touches, coverage; docs/FLEET.md);
+  /// 0: every case, in order. The history, when given, is read for recorded costs and verdicts.
+  double budget_seconds = 0;
+  std::string changes;  ///< `--changes`: a git revision or a file of changed paths
+  int seeds = 1;        ///< `--seeds`: each case at the run's seed and the next seeds - 1
   reporter* also = nullptr;    ///< one more reporter, the caller's (Python collects the results with one)
   /// What a generated suite covers: printed before the closing line (not when quiet) and recorded
   /// first in the journal, one `{"coverage": ...}` line per op and backend.
@@ -260,7 +266,8 @@ struct bench_settings {
 /// session_option_table() (the CLI's options, the Python layer's keywords, the worker
 /// protocol's fields). The CLI parses its arguments into one; the library does the rest.
 struct session_plan {
-  problem_selection selection;
+  /// Its tag empty: smoke, unless a --tier names another suite (resolve_tier).
+  problem_selection selection{.tag = ""};
   std::vector<std::string> backends;  ///< empty: sim, unless a plugin is given
   std::string plugin;                 ///< a kernel plugin: one more backend under test
   std::string reference;              ///< judge against this backend or plugin (at the contract)
@@ -280,6 +287,9 @@ struct session_plan {
   bool quiet = false;
   std::string junit;
   std::string history, commit, tier, label;  ///< session_options::history and the run's identity
+  std::string budget;   ///< --budget: a duration ("10m"); empty: the tier's, else none
+  std::string changes;  ///< session_options::changes
+  int seeds = 0;        ///< --seeds; 0: the tier's, else 1
   console_style console;  ///< the CLI's terminal
   std::vector<std::string> judge_inputs, judge_outputs;  ///< `opval judge`'s array files
   bench_settings bench;

@@ -325,6 +325,12 @@ void describe(Io& io, X& s) {
   io("shard_cases", s.shard_cases);
 }
 
+template <class Io, either<case_choice> X>
+void describe(Io& io, X& c) {
+  io("rank", c.rank);
+  io("why", c.why);
+}
+
 template <class Io, either<case_result> X>
 void describe(Io& io, X& r) {
   int version = result_schema_version;
@@ -355,6 +361,7 @@ void describe(Io& io, X& r) {
   // Only for a case listed in the run's known-failures file: its cause (possibly empty).
   io.optional("known_failure", r.known_failure, r.known_failure.has_value());
   io.optional("shard", r.shard, r.shard.has_value());  // only in a sharded run's records
+  io.optional("selection", r.choice, r.choice.has_value());  // only in a run with a time budget
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });
 }
 

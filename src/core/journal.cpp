@@ -37,7 +37,8 @@ journal_contents read_journal(const std::string& path) {
     pos = nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    if (line.starts_with(R"({"coverage":)")) {  // a generated suite's coverage: no case
+    // A generated suite's coverage, a budget's selection: lines about the run, no case.
+    if (line.starts_with(R"({"coverage":)") || line.starts_with(R"({"selection":)")) {
       j.coverage.emplace_back(line);
       continue;
     }

@@ -54,6 +54,11 @@ bool names_problem_file(const std::string& item) {
 
 std::vector<located_problem> select_problems(const problem_selection& s) {
   for (const std::string& op : s.ops) find_op(op);  // an unknown op is an error, not a no-op
+  if (s.tag.empty()) {  // a session plan's tag when none was given: smoke
+    problem_selection smoke = s;
+    smoke.tag = "smoke";
+    return select_problems(smoke);
+  }
   const auto& tags = suite_tags();
   if (std::find(tags.begin(), tags.end(), s.tag) == tags.end())
     throw error(fmt::format("unknown suite tag '{}' (known: {})", s.tag, fmt::join(tags, " ")));

@@ -38,10 +38,11 @@ std::vector<option_def> selection_options() {
        .stage = S::selection, .commands = for_run | for_bench | for_coverage, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::vector<std::string>& { return p.selection.ops; }},
       {.flag = "--tag", .keyword = "tag", .value_name = "smoke|regression|generated",
-       .help = "suite to run when no --problems: smoke, regression, or generated (run: made for the backends "
-               "under test from their declared support, with a coverage report; docs/COVERAGE.md)",
+       .help = "suite to run when no --problems: smoke (the default, or the --tier's suite), regression, or "
+               "generated (run: made for the backends under test from their declared support, with a coverage "
+               "report; docs/COVERAGE.md)",
        .stage = S::selection, .commands = for_run | for_bench, .python = run_and_check,
-       .field = +[](session_plan& p) -> std::string& { return p.selection.tag; }, .show_default = true},
+       .field = +[](session_plan& p) -> std::string& { return p.selection.tag; }},
       {.flag = "--suite-budget", .keyword = "suite_budget", .value_name = "N",
        .help = "cases per op and contract of a generated suite: the base and every feature value alone always "
                "run, pairs of values are combined until all are covered or N cases are made",
@@ -197,13 +198,31 @@ std::vector<option_def> command_options() {
        .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
        .field = +[](session_plan& p) -> std::string& { return p.commit; }},
       {.flag = "--tier", .keyword = "tier", .value_name = "NAME",
-       .help = "the run's tier (smoke, regression, nightly, ...), recorded with --history for `opval history tiers`",
+       .help = "the run's tier, recorded with --history for `opval history tiers`; smoke (--tag smoke, --budget "
+               "1m), regression (--tag regression, --budget 10m) and nightly (--tag generated, --seeds 3, no "
+               "budget) also choose the suite, seeds and budget that --tag, --seeds and --budget do not give",
        .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
        .field = +[](session_plan& p) -> std::string& { return p.tier; }},
       {.flag = "--label", .keyword = "label", .value_name = "TEXT",
        .help = "free text recorded with --history (a branch, a pipeline, a machine class)",
        .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
        .field = +[](session_plan& p) -> std::string& { return p.label; }},
+      {.flag = "--budget", .keyword = "budget", .value_name = "DURATION",
+       .help = "choose the cases that fit DURATION (10m, 90s, 1h30m, or seconds) by their recorded (--history) "
+               "or estimated times, most important first: recent failures, flaky cases, the ops and backends "
+               "--changes touches, then the most features covered; say what was left out and the coverage lost "
+               "(default: the --tier's, else none; 0: none)",
+       .stage = S::session, .commands = for_run, .python = 0,
+       .field = +[](session_plan& p) -> std::string& { return p.budget; }},
+      {.flag = "--changes", .keyword = "changes", .value_name = "REV|FILE",
+       .help = "with --budget, first the cases of the ops and backends a change touches: `git diff --name-only "
+               "REV` here, or a file of changed paths (one per line), mapped to op and backend folders",
+       .stage = S::session, .commands = for_run, .python = 0,
+       .field = +[](session_plan& p) -> std::string& { return p.changes; }},
+      {.flag = "--seeds", .keyword = "seeds", .value_name = "N",
+       .help = "run each case at N seeds: --seed, --seed + 1, ... (other data each; default 1, the nightly tier 3)",
+       .stage = S::session, .commands = for_run, .python = 0,
+       .field = +[](session_plan& p) -> int& { return p.seeds; }, .min = 1, .max = 1000},
       {.flag = "--tightness", .keyword = "tightness", .help = "end with a table of observed error / bound per op and contract",
        .stage = S::session, .commands = for_run | for_merge, .python = 0,
        .field = +[](session_plan& p) -> bool& { return p.tightness; }},

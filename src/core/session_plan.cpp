@@ -9,17 +9,31 @@
 
 #include "opval/error.hpp"
 #include "opval/judge.hpp"
+#include "core/case_selection.hpp"
 #include "core/output_file.hpp"
+#include "core/tiers.hpp"
 #include "opval/session.hpp"
 
 namespace opval {
 namespace {
 
+/// The plan with its tier's suite, seeds and budget where it gave none (core/tiers.hpp).
+session_plan resolve_tier(const session_plan& given) {
+  session_plan plan = given;
+  const tier_preset* tier = find_tier(plan.tier);
+  if (plan.selection.tag.empty()) plan.selection.tag = tier ? std::string(tier->tag) : "smoke";
+  if (plan.seeds == 0) plan.seeds = tier ? tier->seeds : 1;
+  if (plan.budget.empty() && tier && tier->budget_seconds > 0) plan.budget = std::to_string(tier->budget_seconds);
+  return plan;
+}
+
 session_options session_of(const session_plan& plan, bool verbose) {
   return {.jsonl = plan.jsonl, .resume = plan.resume, .known_failures = plan.known_failures,
           .verbose = verbose, .tightness = plan.tightness, .quiet = plan.quiet, .junit = plan.junit,
           .shard = plan.shard, .console = plan.console, .command = plan.command, .history = plan.history,
-          .commit = plan.commit, .tier = plan.tier, .label = plan.label};
+          .commit = plan.commit, .tier = plan.tier, .label = plan.label,
+          .budget_seconds = plan.budget.empty() ? 0 : parse_budget(plan.budget), .changes = plan.changes,
+          .seeds = std::max(plan.seeds, 1)};
 }
 
 /// The backends under test, made through `executor`; `o.backend` lists their names, for the
@@ -84,7 +98,10 @@ run_options make_run_options(const session_plan& plan, case_executor& executor) 
   return o;
 }
 
-int run_plan(const session_plan& plan, std::ostream& out, std::ostream& err) {
+int run_plan(const session_plan& given, std::ostream& out, std::ostream& err) {
+  const session_plan plan = resolve_tier(given);
+  if (!plan.changes.empty() && plan.budget.empty())
+    throw error("--changes orders the cases a --budget chooses: give --budget (or a --tier with one)");
   check_resumable(plan);
   check_output_files_differ(plan);
   const auto problems = [&](const std::vector<session_backend>& backends, case_executor& executor,

@@ -16,6 +16,7 @@
 #include "opval/error.hpp"
 #include "core/journal.hpp"
 #include "core/merge.hpp"
+#include "core/run_cases.hpp"
 #include "history/history.hpp"
 #include "core/shards.hpp"
 #include "core/interruption.hpp"
@@ -108,10 +109,7 @@ struct shard_plan {
   std::int64_t cases_here = 0;
 };
 
-shard_plan plan_shards(const shard_choice& shard, const std::vector<located_problem>& problems, std::size_t backends) {
-  std::vector<double> costs;
-  costs.reserve(problems.size() * backends);
-  for (const located_problem& lp : problems) costs.insert(costs.end(), backends, estimated_case_cost(lp.prob));
+shard_plan plan_shards(const shard_choice& shard, const std::vector<double>& costs) {
   shard_plan plan{assign_shards(costs, shard.count), 0};
   plan.cases_here = std::ranges::count(plan.of_case, shard.index);
   return plan;
@@ -123,16 +121,17 @@ bool died_of_interruption(const case_result& r) {
   return r.v.st == state::crash || r.v.st == state::timeout;
 }
 
-// The history a session records in (--history), opened before any case runs so that a file
-// that is no history fails first; none for a shard (the merge records the whole run).
-std::optional<history_db> session_history(const session_options& s, bool sharded) {
-  if (s.history.empty() || sharded) return std::nullopt;
+// The history a session reads and records in (--history), opened before any case runs so that
+// a file that is no history fails first.
+std::optional<history_db> session_history(const session_options& s) {
+  if (s.history.empty()) return std::nullopt;
   return history_db(s.history, true);
 }
 
+// A shard records nothing: the merge records the whole run.
 void record_in_history(std::optional<history_db>& db, const session_options& s, std::span<const case_result> results,
                        std::optional<double> wall_seconds, const std::string& source, std::ostream& err) {
-  if (!db) return;
+  if (!db || !s.shard.empty()) return;
   const run_identity identity = session_run_identity(s.commit, s.tier, s.label, source, wall_seconds);
   const std::int64_t run = db->record_run(identity, results);
   err << recorded_note(s.history, run, results.size(), identity) << '\n';
@@ -157,46 +156,52 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
   const std::optional<known_failures> known =
       s.known_failures.empty() ? std::nullopt : std::optional(known_failures::load(s.known_failures));
   const std::optional<shard_choice> shard = parse_shard(s.shard, process_environment());
-  const shard_plan shards = shard ? plan_shards(*shard, problems, backends.size()) : shard_plan{};
+  std::optional<history_db> history = session_history(s);
+  const case_plan plan = plan_run_cases(
+      problems, backends,
+      {.seed = o.seed, .seeds = s.seeds, .budget_seconds = s.budget_seconds, .history = history ? &*history : nullptr,
+       .changes = s.changes, .commit = s.budget_seconds > 0 && s.commit.empty() ? detect_commit() : s.commit});
+  const shard_plan shards = shard ? plan_shards(*shard, plan.seconds) : shard_plan{};
   if (shard) acknowledge_sharding(*shard);
-  std::optional<history_db> history = session_history(s, shard.has_value());
   std::vector<case_result> results;  // for the history
+  if (!plan.note.empty()) err << "opval: " << plan.note << '\n';
   for (auto& r : reporters) r->on_start(o);
   if (s.resume.empty()) {  // a resumed journal has them already
-    std::vector<std::string> lines;
+    std::vector<std::string> lines = plan.header_lines;
     for (const op_coverage& c : s.coverage) lines.push_back(coverage_json(c));
     files.coverage(lines);
   }
   run_summary summary;
   const auto start = std::chrono::steady_clock::now();
   const detail::interruption_watch interruption;
-  const std::size_t all_cases = problems.size() * backends.size();
+  const std::size_t all_cases = plan.cases.size();
   const std::size_t cases = shard ? static_cast<std::size_t>(shards.cases_here) : all_cases;
   progress_meter progress(s.console.progress, STDERR_FILENO, s.console.width, cases);
-  std::size_t done = 0, case_index = 0;
-  for (const located_problem& lp : problems) {
-    for (const session_backend& sb : backends) {
-      if (interruption.signal()) break;
-      const std::size_t k = case_index++;
-      if (shard && shards.of_case[k] != shard->index) continue;
-      std::optional<case_result> recorded =
-          journal ? journal->take(identify(lp.prob, sb.b->name(), o, lp.source, sb.ref)) : std::nullopt;
-      if (!recorded) progress.started(lp.prob, sb.b->name());
-      case_result result = recorded ? std::move(*recorded) : executor.run(lp, sb, o);
-      if (!recorded && interruption.signal() && died_of_interruption(result)) break;
-      ++done;
-      if (shard)
-        result.shard = shard_position{shard->index, shard->count, static_cast<std::int64_t>(k),
-                                      static_cast<std::int64_t>(all_cases), shards.cases_here};
-      if (known)
-        if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
-      summary.add(result);
-      progress.before_output();
-      for (auto& r : reporters) r->on_result(result);
-      progress.finished(result);
-      if (!recorded) files.record(result);
-      if (history) results.push_back(std::move(result));
-    }
+  std::size_t done = 0;
+  run_options at_seed = o;
+  for (std::size_t k = 0; k < plan.cases.size(); ++k) {
+    if (interruption.signal()) break;
+    if (shard && shards.of_case[k] != shard->index) continue;
+    const planned_case& c = plan.cases[k];
+    at_seed.seed = c.seed;
+    std::optional<case_result> recorded =
+        journal ? journal->take(identify(c.lp->prob, c.sb->b->name(), at_seed, c.lp->source, c.sb->ref)) : std::nullopt;
+    if (!recorded) progress.started(c.lp->prob, c.sb->b->name());
+    case_result result = recorded ? std::move(*recorded) : executor.run(*c.lp, *c.sb, at_seed);
+    if (!recorded && interruption.signal() && died_of_interruption(result)) break;
+    ++done;
+    if (shard)
+      result.shard = shard_position{shard->index, shard->count, static_cast<std::int64_t>(k),
+                                    static_cast<std::int64_t>(all_cases), shards.cases_here};
+    result.choice = c.choice;
+    if (known)
+      if (const std::string* cause = known->cause(result.backend, result.descriptor)) result.known_failure = *cause;
+    summary.add(result);
+    progress.before_output();
+    for (auto& r : reporters) r->on_result(result);
+    progress.finished(result);
+    if (!recorded) files.record(result);
+    if (history) results.push_back(std::move(result));
   }
   progress.stop();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -235,7 +240,7 @@ int merge_session(const std::vector<std::string>& journals, const session_option
   if (s.also) reporters.push_back(s.also);
   session_files files(s, s.jsonl, false, journals);
   if (files.junit()) reporters.push_back(files.junit());
-  std::optional<history_db> history = session_history(s, false);
+  std::optional<history_db> history = session_history(s);
   for (auto& r : reporters) r->on_start(o);
   files.coverage(run.coverage);
   run_summary summary;

@@ -64,9 +64,13 @@ TEST(session_options, every_per_case_option_reaches_the_worker) {
 }
 
 TEST(session_options, flags_and_keywords_are_unique_and_per_case_options_have_a_keyword) {
-  std::set<std::string_view> flags, keywords;
+  // A flag once per command (bench's --budget per case and run's --budget for the whole run
+  // are two options of different commands).
+  std::set<std::pair<std::string_view, unsigned>> flags;
+  std::set<std::string_view> keywords;
   for (const option_def& d : session_option_table()) {
-    EXPECT_TRUE(flags.insert(d.flag).second) << d.flag << " is defined twice";
+    for (unsigned bit = 1; bit <= d.commands; bit <<= 1)
+      if (d.commands & bit) EXPECT_TRUE(flags.insert({d.flag, bit}).second) << d.flag << " is defined twice for one command";
     if (!d.keyword.empty()) EXPECT_TRUE(keywords.insert(d.keyword).second) << d.keyword << " is defined twice";
     if (d.stage == option_stage::per_case) EXPECT_FALSE(d.keyword.empty()) << d.flag;
     EXPECT_NE(d.commands, 0u) << d.flag << " belongs to no command";
@@ -78,9 +82,9 @@ TEST(session_options, flags_and_keywords_are_unique_and_per_case_options_have_a_
   }
 }
 
-const option_def& option(std::string_view flag) {
+const option_def& option(std::string_view flag, unsigned command = ~0u) {
   for (const option_def& d : session_option_table())
-    if (d.flag == flag) return d;
+    if (d.flag == flag && (d.commands & command)) return d;
   throw std::runtime_error("no option " + std::string(flag));
 }
 
