@@ -701,6 +701,12 @@ class CaseResult:
     def known_failure(self, arg: str | None, /) -> None: ...
 
     @property
+    def choice(self) -> object:
+        """
+        in a run with a time budget: (rank, why) — its place in the chosen order and why it was chosen; else None
+        """
+
+    @property
     def repro(self) -> str:
         """the command (or Python call) that reproduces the case"""
 
@@ -887,9 +893,27 @@ def run_options(keywords: dict) -> RunOptions:
     RunOptions from the per-case keywords (policy, seed, worst, perturb, guard, guard_before, poison, input_check, threads, leak_check), set as the CLI sets its options
     """
 
-def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '', coverage: Sequence[Coverage] = [], shard: str = '') -> tuple:
+def run_session(problems: Sequence[tuple[Problem, str]], options: RunOptions, backends: Sequence[Backend], routes: Sequence[tuple[object, str, str, str, str]], worker: Worker | None, out: object, warn: object, jsonl: str = '', known_failures: str = '', verbose: bool = False, resume: str = '', command: str = '', coverage: Sequence[Coverage] = [], shard: str = '', history: str = '', commit: str = '', tier: str = '', label: str = '', budget: str = '', changes: str = '', seeds: int = 1) -> tuple:
     """
-    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases
+    the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` (None: this process), and the repro in Python's words. Returns (exit code, summary, results); the session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases; `history` records the run (with `commit`, `tier`, `label`) and gives `budget` (a duration: choose the cases that fit, most important first; `changes` a git revision or file of paths) its recorded costs and verdicts; `seeds` runs each case at that many seeds
+    """
+
+def apply_tier(tier: str, tag: str, seeds: int, budget: str) -> tuple:
+    """
+    (tag, seeds, budget) of a run: those given ('', 0, '' when not), else the tier's (smoke, regression, nightly), else smoke, 1 and no budget (core/tiers.hpp)
+    """
+
+def parse_budget(text: str) -> float:
+    """a duration ('10m', '1h30m', '90s', '600') in seconds"""
+
+def history_answer(database: str, what: str, op: str = '', backend: str = '', text: str = '', limit: int = 20, metric: str = 'latency', all: bool = False, recent: int = 5) -> str:
+    """
+    `opval history WHAT --json` on the history `database` (history/history_report.hpp): one JSON array
+    """
+
+def record_history(database: str, files: Sequence[str], commit: str = '', tier: str = '', label: str = '') -> list[int]:
+    """
+    `opval history record`: each journal or bench file recorded as one run; returns the runs' ids
     """
 
 def estimated_case_cost(problem: Problem) -> float:
@@ -902,7 +926,7 @@ def assign_shards(costs: Sequence[float], count: int) -> list[int]:
     the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard
     """
 
-def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False) -> tuple:
+def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False, history: str = '', commit: str = '', tier: str = '', label: str = '') -> tuple:
     """
     the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)
     """

@@ -186,7 +186,7 @@ _RULES: dict[str, _Rule] = {
     "arrays": _Rule(f"one of {', '.join(map(repr, ARRAY_KINDS))}", _one_of(ARRAY_KINDS)),
     "name": _Rule("a backend name (str, or None: the kernel's)", _optional(_instance(str))),
     # the selection
-    "tag": _Rule(f"a suite tag ({_TAGS})", _instance(str)),
+    "tag": _Rule(f"a suite tag ({_TAGS}) or None (smoke, or the tier's)", _optional(_instance(str))),
     "suite_budget": _Rule(f"an integer from {_SUITE_BUDGET[0]} to {_SUITE_BUDGET[1]} (cases per op and contract)",
                           _integer(*_SUITE_BUDGET)),
     "ops": _Rule(f"an op name (str) or opval.Op, {_ONE_OR_MORE}", _items(_instance(str, _opval.Op, convert=_op_name),
@@ -213,6 +213,15 @@ _RULES: dict[str, _Rule] = {
     "resume": _FILE,
     "shard": _Rule("a shard 'I/N' (from 0), 'auto', or None", _optional(_instance(str))),
     "command": _Rule("a command line (str) or None", _optional(_instance(str))),
+    "history": _FILE,
+    "commit": _Rule("a commit (str) or None (detected)", _optional(_instance(str))),
+    "tier": _Rule("a tier name (str: smoke, regression, nightly, or your own) or None", _optional(_instance(str))),
+    "label": _Rule("a label (str) or None", _optional(_instance(str))),
+    "budget": _Rule("a duration ('10m', '1h30m', '90s') or a number of seconds, or None",
+                    _optional(_instance(str, int, float, convert=str))),
+    "changes": _Rule("a git revision or a file of changed paths (str or os.PathLike), or None",
+                     _optional(_instance(str, os.PathLike, convert=os.fspath))),
+    "seeds": _Rule("an integer from 0 to 1000 (0: 1, or the tier's)", _integer(0, 1000)),
     "known_failures": _FILE,
     "isolation": _Rule("'process' or 'none'", _one_of(("process", "none"))),
     "timeout": _Rule("a number of seconds above 0 (or None: 60, and no limit with isolation='none')",
@@ -228,6 +237,8 @@ _RULES_OF_CALL: dict[str, dict[str, _Rule]] = {
     # a worker process makes opval.run's reference again: by name only
     "opval.run": {"reference": _Rule("a backend or framework name or a plugin path (str; a worker process makes it "
                                      "again, so not a Backend), or None", _optional(_instance(str)))},
+    # opval.check takes no tier to choose its suite
+    "opval.check": {"tag": _Rule(f"a suite tag ({_TAGS})", _instance(str))},
 }
 
 

@@ -165,14 +165,16 @@ def coverage(backends: Iterable[str | _opval.Backend] = ("sim",), *, ops: Sequen
 _DEFAULT_TIMEOUT = next(o["default"] for o in _opval.session_options() if o["keyword"] == "timeout")
 
 
-def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smoke", ops: Sequence[str] = (),
+def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str | None = None, ops: Sequence[str] = (),
         contracts: Sequence[str] = (), problems: Sequence[str] | None = None, policy: str = "bound", seed: int = 1,
         jsonl: str | None = None, known_failures: str | None = None, isolation: str = "process",
         timeout: float | None = None, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
         guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
         perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
         reference: str | None = None, resume: str | None = None, shard: str | None = None,
-        command: str | None = None, suite_budget: int = 200) -> RunResult:
+        command: str | None = None, suite_budget: int = 200, history: str | None = None, commit: str | None = None,
+        tier: str | None = None, label: str | None = None, budget: str | float | None = None,
+        changes: str | None = None, seeds: int = 0) -> RunResult:
     """Runs every selected problem on every backend (the same seed, so the same inputs) and
     reports as `opval run` does: the console table, a side-by-side table for several
     backends, and the closing line; `jsonl` gets one record per case in the CLI's schema.
@@ -196,6 +198,14 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     shard: 'I/N' runs only shard I of N of the cases (balanced by estimated cost; 'auto': the
     shard the engine's environment names), each record saying its place in the whole run;
     opval.merge joins the shards' journals (docs/FLEET.md).
+    history: an SQLite run history (made when missing) to record the run in, with `commit`
+    (default: the CI's variable or `git rev-parse HEAD`), `tier` and `label`; opval.history
+    asks it. tier 'smoke', 'regression' or 'nightly' also chooses the suite (tag None), the
+    seeds (0) and the budget (None) not given. budget: a duration ('10m', or seconds): only the
+    cases that fit it by their recorded or estimated times, most important first (recent
+    failures and flaky cases from `history`, the ops and backends `changes` — a git revision or
+    a file of paths — touches, then feature coverage); each result's `choice` says why.
+    seeds: each case at that many seeds from `seed` (0: 1, or the tier's).
     Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
     many ran and how to resume (`command`, the command line that started the run, is what it
     says to resume with; python -m opval run gives its own)."""
@@ -203,8 +213,14 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
     _check_combinations(a)
     a.timeout = _DEFAULT_TIMEOUT if a.timeout is None else a.timeout
     out = a.out or sys.stdout
-    generate = a.tag == _opval.GENERATED_TAG and not a.problems
-    selected = [] if generate else select(a.tag, a.ops, a.contracts or [], a.problems)
+    budget = "" if a.budget is None else str(a.budget)
+    tag, seeds, budget = _opval.apply_tier(a.tier or "", a.tag or "", a.seeds, budget)
+    if budget:
+        _opval.parse_budget(budget)  # a bad duration is bad input before any worker starts
+    if a.changes and not budget:
+        raise ValueError("opval.run: changes orders the cases a budget chooses: give budget (or a tier with one)")
+    generate = tag == _opval.GENERATED_TAG and not a.problems
+    selected = [] if generate else select(tag, a.ops, a.contracts or [], a.problems)
     settings = dict(policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before, guard_tight=a.guard_tight,
                     poison=a.poison, input_check=a.input_check, perturb=a.perturb, worst=a.worst, threads=a.threads,
                     leak_check=a.leak_check, max_memory=a.max_memory, reference=a.reference)
@@ -258,7 +274,8 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
             selected, options, chosen, [route(*x) for x in zip(chosen, adapter_names, python_repro)],
             worker if isolation == "process" else None, out=out, warn=warn, jsonl=a.jsonl or "",
             known_failures=a.known_failures or "", verbose=a.verbose, resume=a.resume or "", command=a.command or "",
-            coverage=coverage, shard=a.shard or "")
+            coverage=coverage, shard=a.shard or "", history=a.history or "", commit=a.commit or "",
+            tier=a.tier or "", label=a.label or "", budget=budget, changes=a.changes or "", seeds=seeds)
     finally:
         if python_worker:
             python_worker.close()
@@ -268,18 +285,20 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str = "smok
 
 
 def merge(journals: Sequence[str], *, jsonl: str | None = None, verbose: bool = False,
-          out: IO[str] | None = None) -> RunResult:
+          out: IO[str] | None = None, history: str | None = None, commit: str | None = None,
+          tier: str | None = None, label: str | None = None) -> RunResult:
     """Joins the journals of a sharded run's shards (opval.run(..., shard="I/N", jsonl=...)), in
     any order, into the whole run: its results in the unsharded run's order, reported as
     opval.run reports them; `jsonl` gets the records as the unsharded run writes them. A
     missing, duplicated or unfinished shard, or journals of different runs, raise ValueError
-    naming it (docs/FLEET.md)."""
+    naming it (docs/FLEET.md). `history` records the whole run there, as opval.run does."""
     if isinstance(journals, str):
         raise TypeError("opval.merge: journals is a list of paths, not one string")
     try:
         code, summary, results = _opval.merge_session([str(j) for j in journals], out=out or sys.stdout,
                                                       warn=lambda line: logger.info("%s", line.removeprefix("opval: ")),
-                                                      jsonl=jsonl or "", verbose=verbose)
+                                                      jsonl=jsonl or "", verbose=verbose, history=history or "",
+                                                      commit=commit or "", tier=tier or "", label=label or "")
     except RuntimeError as e:
         raise ValueError(f"opval.merge: {e}") from None
     return RunResult(results, summary, [])

@@ -100,6 +100,13 @@ void bind_result(nb::module_& m) {
               "how far the alternative reference lies from opval's fp64 reference, per output")
       .def_prop_ro("timings", [](const case_result& r) { return timings_of(r.times); }, "seconds per stage")
       .def_rw("known_failure", &case_result::known_failure)
+      .def_prop_ro(
+          "choice",
+          [](const case_result& r) -> nb::object {
+            if (!r.choice) return nb::none();
+            return nb::make_tuple(r.choice->rank, r.choice->why);
+          },
+          "in a run with a time budget: (rank, why) — its place in the chosen order and why it was chosen; else None")
       .def_rw("repro", &case_result::repro, "the command (or Python call) that reproduces the case")
       .def_rw("source", &case_result::source)
       .def_ro("not_applicable", &case_result::not_applicable,

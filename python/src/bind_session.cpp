@@ -15,6 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "core/case_selection.hpp"
+#include "core/tiers.hpp"
+#include "history/history_report.hpp"
 #include "backend_handle.hpp"
 #include "bindings.hpp"
 #include "opval/error.hpp"
@@ -256,7 +259,9 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
                              case_worker* worker, nb::object out, nb::object warn, const std::string& jsonl,
                              const std::string& known_failures, bool verbose, const std::string& resume,
                              const std::string& command, const std::vector<op_coverage>& coverage,
-                             const std::string& shard) {
+                             const std::string& shard, const std::string& history, const std::string& commit,
+                             const std::string& tier, const std::string& label, const std::string& budget,
+                             const std::string& changes, int seeds) {
   if (routes.size() != backends.size()) throw error("one route per backend");
   std::vector<located_problem> located;
   for (const auto& [p, source] : problems) located.push_back({p, source});
@@ -270,7 +275,9 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
   python_session_executor executor(worker, std::move(by_backend));
   collecting_reporter collected;
   const session_options s{.jsonl = jsonl, .resume = resume, .known_failures = known_failures, .verbose = verbose,
-                          .shard = shard, .command = command, .also = &collected, .coverage = coverage};
+                          .shard = shard, .command = command, .history = history, .commit = commit, .tier = tier,
+                          .label = label, .budget_seconds = budget.empty() ? 0 : parse_budget(budget),
+                          .changes = changes, .seeds = std::max(seeds, 1), .also = &collected, .coverage = coverage};
   const int code = with_python_streams(out, warn, [&](std::ostream& table, std::ostream& notes) {
     return run_session(located, o, session, executor, s, table, notes);
   });
@@ -279,9 +286,11 @@ nb::tuple python_run_session(const std::vector<problem_pair>& problems, const ru
 
 /// The library's merge_session for opval.merge.
 nb::tuple python_merge_session(const std::vector<std::string>& journals, nb::object out, nb::object warn,
-                               const std::string& jsonl, bool verbose) {
+                               const std::string& jsonl, bool verbose, const std::string& history,
+                               const std::string& commit, const std::string& tier, const std::string& label) {
   collecting_reporter collected;
-  const session_options s{.jsonl = jsonl, .verbose = verbose, .also = &collected};
+  const session_options s{.jsonl = jsonl, .verbose = verbose, .history = history, .commit = commit, .tier = tier,
+                          .label = label, .also = &collected};
   const int code = with_python_streams(out, warn, [&](std::ostream& table, std::ostream& notes) {
     return merge_session(journals, s, table, notes);
   });
@@ -359,14 +368,53 @@ void bind_session(nb::module_& m) {
   m.def("run_session", &python_run_session, nb::arg("problems"), nb::arg("options"), nb::arg("backends"),
         nb::arg("routes"), nb::arg("worker").none(), nb::arg("out"), nb::arg("warn"), nb::arg("jsonl") = "",
         nb::arg("known_failures") = "", nb::arg("verbose") = false, nb::arg("resume") = "", nb::arg("command") = "",
-        nb::arg("coverage") = std::vector<op_coverage>{}, nb::arg("shard") = "",
+        nb::arg("coverage") = std::vector<op_coverage>{}, nb::arg("shard") = "", nb::arg("history") = "",
+        nb::arg("commit") = "", nb::arg("tier") = "", nb::arg("label") = "", nb::arg("budget") = "",
+        nb::arg("changes") = "", nb::arg("seeds") = 1,
         "the library's session (opval/session.hpp) over `backends`: the reporters on `out`, the journal, known "
         "failures, the summary; `routes` says per backend (run, repro style, backend name, reference name, "
         "keywords): a callable run(problem, source) for a backend of the Python worker, else opval's `worker` "
         "(None: this process), and the repro in Python's words. Returns (exit code, summary, results); the "
         "session's notes go to warn(line). `resume` finishes a journal; `command` is what an interrupted run "
         "says to resume with (exit code 128 + the signal); `coverage`, a generated suite's, is reported before the "
-        "closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases");
+        "closing line and journaled first; `shard` ('I/N' or 'auto') runs one shard of the cases; `history` records "
+        "the run (with `commit`, `tier`, `label`) and gives `budget` (a duration: choose the cases that fit, "
+        "most important first; `changes` a git revision or file of paths) its recorded costs and verdicts; "
+        "`seeds` runs each case at that many seeds");
+  m.def(
+      "apply_tier",
+      [](const std::string& tier, const std::string& tag, int seeds, const std::string& budget) {
+        const tier_choice c = apply_tier(tier, tag, seeds, budget);
+        return nb::make_tuple(c.tag, c.seeds, c.budget);
+      },
+      nb::arg("tier"), nb::arg("tag"), nb::arg("seeds"), nb::arg("budget"),
+      "(tag, seeds, budget) of a run: those given ('', 0, '' when not), else the tier's (smoke, regression, "
+      "nightly), else smoke, 1 and no budget (core/tiers.hpp)");
+  m.def("parse_budget", &parse_budget, nb::arg("text"), "a duration ('10m', '1h30m', '90s', '600') in seconds");
+  m.def(
+      "history_answer",
+      [](const std::string& database, const std::string& what, const std::string& op, const std::string& backend,
+         const std::string& text, std::size_t limit, const std::string& metric, bool all, int recent) {
+        if (metric != "latency" && metric != "case-time") throw error("metric must be 'latency' or 'case-time'");
+        std::ostringstream out;
+        answer_history({.what = what, .database = database, .filter = {op, backend, text, limit},
+                        .metric = metric == "latency" ? trend_metric::latency : trend_metric::case_time,
+                        .all = all, .json = true, .recent = recent},
+                       out);
+        return out.str();
+      },
+      nb::arg("database"), nb::arg("what"), nb::arg("op") = "", nb::arg("backend") = "", nb::arg("text") = "",
+      nb::arg("limit") = 20, nb::arg("metric") = "latency", nb::arg("all") = false, nb::arg("recent") = 5,
+      "`opval history WHAT --json` on the history `database` (history/history_report.hpp): one JSON array");
+  m.def(
+      "record_history",
+      [](const std::string& database, const std::vector<std::string>& files, const std::string& commit,
+         const std::string& tier, const std::string& label) {
+        std::ostringstream said;
+        return record_history_files(database, files, {.commit = commit, .tier = tier, .label = label}, said);
+      },
+      nb::arg("database"), nb::arg("files"), nb::arg("commit") = "", nb::arg("tier") = "", nb::arg("label") = "",
+      "`opval history record`: each journal or bench file recorded as one run; returns the runs' ids");
   m.def("estimated_case_cost", &estimated_case_cost, nb::arg("problem"),
         "what a case of `problem` is expected to cost, in the units `--shard` balances (core/shards.hpp)");
   m.def(
@@ -378,7 +426,8 @@ void bind_session(nb::module_& m) {
       nb::arg("costs"), nb::arg("count"),
       "the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard");
   m.def("merge_session", &python_merge_session, nb::arg("journals"), nb::arg("out"), nb::arg("warn"),
-        nb::arg("jsonl") = "", nb::arg("verbose") = false,
+        nb::arg("jsonl") = "", nb::arg("verbose") = false, nb::arg("history") = "", nb::arg("commit") = "",
+        nb::arg("tier") = "", nb::arg("label") = "",
         "the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged "
         "journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)");
 }

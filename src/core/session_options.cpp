@@ -190,38 +190,38 @@ std::vector<option_def> command_options() {
       {.flag = "--history", .keyword = "history", .value_name = "FILE",
        .help = "record the results in this SQLite run history (made when missing; a shard records nothing: "
                "`opval merge --history` records the whole run); `opval history` asks it (docs/FLEET.md)",
-       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
+       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.history; }},
       {.flag = "--commit", .keyword = "commit", .value_name = "SHA",
        .help = "the commit of the code under test, recorded with --history (default: OPVAL_COMMIT, GITHUB_SHA, "
                "CI_COMMIT_SHA, GIT_COMMIT, BUILD_SOURCEVERSION, BUILDKITE_COMMIT, else `git rev-parse HEAD` here)",
-       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
+       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.commit; }},
       {.flag = "--tier", .keyword = "tier", .value_name = "NAME",
        .help = "the run's tier, recorded with --history for `opval history tiers`; smoke (--tag smoke, --budget "
                "1m), regression (--tag regression, --budget 10m) and nightly (--tag generated, --seeds 3, no "
                "budget) also choose the suite, seeds and budget that --tag, --seeds and --budget do not give",
-       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
+       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.tier; }},
       {.flag = "--label", .keyword = "label", .value_name = "TEXT",
        .help = "free text recorded with --history (a branch, a pipeline, a machine class)",
-       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = 0,
+       .stage = S::session, .commands = for_run | for_bench | for_merge, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.label; }},
       {.flag = "--budget", .keyword = "budget", .value_name = "DURATION",
        .help = "choose the cases that fit DURATION (10m, 90s, 1h30m, or seconds) by their recorded (--history) "
                "or estimated times, most important first: recent failures, flaky cases, the ops and backends "
                "--changes touches, then the most features covered; say what was left out and the coverage lost "
                "(default: the --tier's, else none; 0: none)",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.budget; }},
       {.flag = "--changes", .keyword = "changes", .value_name = "REV|FILE",
        .help = "with --budget, first the cases of the ops and backends a change touches: `git diff --name-only "
                "REV` here, or a file of changed paths (one per line), mapped to op and backend folders",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run, .python = in_opval_run,
        .field = +[](session_plan& p) -> std::string& { return p.changes; }},
       {.flag = "--seeds", .keyword = "seeds", .value_name = "N",
        .help = "run each case at N seeds: --seed, --seed + 1, ... (other data each; default 1, the nightly tier 3)",
-       .stage = S::session, .commands = for_run, .python = 0,
+       .stage = S::session, .commands = for_run, .python = in_opval_run,
        .field = +[](session_plan& p) -> int& { return p.seeds; }, .min = 1, .max = 1000},
       {.flag = "--tightness", .keyword = "tightness", .help = "end with a table of observed error / bound per op and contract",
        .stage = S::session, .commands = for_run | for_merge, .python = 0,

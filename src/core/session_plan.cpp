@@ -20,10 +20,8 @@ namespace {
 /// The plan with its tier's suite, seeds and budget where it gave none (core/tiers.hpp).
 session_plan resolve_tier(const session_plan& given) {
   session_plan plan = given;
-  const tier_preset* tier = find_tier(plan.tier);
-  if (plan.selection.tag.empty()) plan.selection.tag = tier ? std::string(tier->tag) : "smoke";
-  if (plan.seeds == 0) plan.seeds = tier ? tier->seeds : 1;
-  if (plan.budget.empty() && tier && tier->budget_seconds > 0) plan.budget = std::to_string(tier->budget_seconds);
+  tier_choice c = apply_tier(plan.tier, plan.selection.tag, plan.seeds, plan.budget);
+  plan.selection.tag = std::move(c.tag), plan.seeds = c.seeds, plan.budget = std::move(c.budget);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The tiers a validation team runs opval in (`opval run --tier NAME`, docs/FLEET.md): each a
 // suite, its seeds and a time budget, for when it runs.
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,5 +21,14 @@ const std::vector<tier_preset>& tier_presets();
 
 /// The preset named `name`; null for another name (a tier of the caller's own: a label only).
 const tier_preset* find_tier(std::string_view name);
+
+/// A run's suite tag, seeds and budget: those given (tag "", seeds 0 and budget "" are not
+/// given), else the tier's, else smoke, 1 and none ("").
+struct tier_choice {
+  std::string tag;
+  int seeds = 1;
+  std::string budget;
+};
+tier_choice apply_tier(std::string_view tier, const std::string& tag, int seeds, const std::string& budget);
 
 }  // namespace opval

@@ -184,8 +184,9 @@ void answer_history(const history_request& r, std::ostream& out) {
   print_runs(recorded_runs(db, r.filter.limit), r.json, out);
 }
 
-void record_history_files(const std::string& database, const std::vector<std::string>& files,
-                          const run_identity& identity, std::ostream& out) {
+std::vector<std::int64_t> record_history_files(const std::string& database, const std::vector<std::string>& files,
+                                               const run_identity& identity, std::ostream& out) {
+  std::vector<std::int64_t> runs;
   history_db db(database, true);
   run_identity id = identity;
   if (id.commit.empty()) id.commit = detect_commit();
@@ -194,7 +195,9 @@ void record_history_files(const std::string& database, const std::vector<std::st
     of_file.source = file;
     const std::int64_t run = record_file(db, file, of_file);
     out << fmt::format("recorded '{}' as run {} (commit {})\n", file, run, short_commit(id.commit));
+    runs.push_back(run);
   }
+  return runs;
 }
 
 }  // namespace opval

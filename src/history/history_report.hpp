@@ -28,7 +28,7 @@ void answer_history(const history_request& r, std::ostream& out);
 
 /// `opval history record`: records each file (an `opval run` journal or an `opval bench`
 /// file) as a run of `identity` (commit detected when empty); one line per file on `out`.
-void record_history_files(const std::string& database, const std::vector<std::string>& files,
-                          const run_identity& identity, std::ostream& out);
+std::vector<std::int64_t> record_history_files(const std::string& database, const std::vector<std::string>& files,
+                                               const run_identity& identity, std::ostream& out);
 
 }  // namespace opval

@@ -135,7 +135,7 @@ def test_unknown_module_backend_is_a_value_error():
 # (parameter, bad value, the error): a wrong type is a TypeError, a value out of range a ValueError.
 BAD_RUN_ARGUMENTS = [
     ("backends", 3, TypeError), ("backends", [], ValueError), ("backends", ["sim", 3], TypeError),
-    ("tag", None, TypeError), ("ops", 5, TypeError), ("ops", ["relu", 5], TypeError), ("contracts", 32, TypeError),
+    ("tag", 5, TypeError), ("ops", 5, TypeError), ("ops", ["relu", 5], TypeError), ("contracts", 32, TypeError),
     ("problems", 3, TypeError), ("policy", 3, TypeError), ("seed", -1, ValueError), ("seed", "1", TypeError),
     ("jsonl", 3, TypeError), ("known_failures", 3, TypeError), ("isolation", "thread", ValueError),
     ("isolation", None, TypeError), ("timeout", 0, ValueError), ("timeout", "60", TypeError),
