@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 OPVAL = os.environ.get("OPVAL_CLI") or str(ROOT / "build" / "opval")
 
@@ -15,6 +17,8 @@ def fleet(*args):
                           timeout=600)
 
 
+# A heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
+@pytest.mark.timeout(180)
 def test_shards_run_in_parallel_merge_identically_and_the_model_is_printed(tmp_path):
     done = fleet("--shards", "3", "--nodes", "1,2,16", "--keep", tmp_path, "--", "--tag", "smoke", "--op", "relu",
                  "--op", "softmax", "--op", "matmul")

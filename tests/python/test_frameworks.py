@@ -37,6 +37,8 @@ def run_and_judge(backend_name: str, tag: str):
     return outcome
 
 
+# A heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("backend", ["torch", "onnxruntime", "jax"])
 def test_framework_runs_every_ops_regression_suite(backend):
     outcome = run_and_judge(backend, "regression")
@@ -46,6 +48,8 @@ def test_framework_runs_every_ops_regression_suite(backend):
     assert still_listed and still_listed <= failed, f"listed for {backend} but passing now: {sorted(still_listed - failed)[:10]}"
 
 
+# The torch.compile smoke: a heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
+@pytest.mark.timeout(300)
 def test_torch_compile_runs_the_smoke_suites_compiled():
     outcome = run_and_judge("torch_compile", "smoke")
     # Every case that produced a result (a CRASH has none) ran a compiled graph.

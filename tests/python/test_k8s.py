@@ -53,6 +53,8 @@ def test_the_manifests_agree():
         assert container(job)["volumeMounts"][0]["mountPath"] == "/results"
 
 
+# A heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
+@pytest.mark.timeout(180)
 def test_the_jobs_command_lines_merge_into_the_unsharded_run(tmp_path):
     """Each pod's command with its JOB_COMPLETION_INDEX, /results a folder here and `opval` the
     build's, then the merge pod's."""

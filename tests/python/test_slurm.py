@@ -38,6 +38,8 @@ def slurm(tmp_path_factory):
         subprocess.run([ROOT / "deploy" / "slurm" / "local-cluster", "stop"], env=env, timeout=60)
 
 
+# A heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
+@pytest.mark.timeout(120)
 def test_a_job_array_of_four_shards_merges_into_the_unsharded_run(slurm, tmp_path):
     env = {**os.environ, "SLURM_CONF": slurm, "OPVAL": OPVAL}
     whole = subprocess.run([OPVAL, "run", *SELECTION, "--jsonl", tmp_path / "whole.jsonl"], capture_output=True,
