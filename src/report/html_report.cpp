@@ -33,6 +33,7 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 struct reported_case {
   case_result r;
   std::string origin;
+  bool bench_check = false;  ///< a bench record's check, not a run's case
 };
 
 struct report_data {
@@ -55,7 +56,7 @@ report_data read_sources(const report_sources& s) {
     for (bench_record& b : read_bench_records(path)) {  // names the file and line on any error
       // The bench's check is a whole run record: a failing check is a failure like a run's.
       if (!b.check.empty()) try {
-          d.cases.push_back({from_json_line(b.check), path});
+          d.cases.push_back({from_json_line(b.check), path, true});
         } catch (const std::exception& e) {
           throw error(fmt::format("{}: the check of '{}' on {}: {}", path, b.descriptor, b.backend, e.what()));
         }
@@ -121,6 +122,10 @@ std::string summary_section(const report_sources& s, const report_data& d) {
   for (const auto& [label, n] : counts)
     body += fmt::format("<div class=\"total\"><span class=\"n\">{}</span> {}</div>", n, label);
   body += "</div>\n";
+  if (const auto checks = std::ranges::count_if(d.cases, &reported_case::bench_check); checks > 0)
+    body += paragraph(fmt::format("The cases are the journals' {} and the {} checks of the bench records (a bench times "
+                                  "a case only once its check passed).",
+                                  d.cases.size() - static_cast<std::size_t>(checks), checks));
   if (total.known_failed + total.known_passed > 0)
     body += paragraph(fmt::format("{} listed known failures failed, {} passed.", total.known_failed, total.known_passed));
   std::vector<std::vector<std::string>> sources;

@@ -153,7 +153,7 @@ std::string svg_bar_chart(const bar_chart& c) {
   double top_value = 0;
   for (double v : c.values) top_value = std::max(top_value, height_of(v));
   if (top_value <= 0) top_value = 1;
-  const double w = width - right + 60, slot = (w - left - 20) / static_cast<double>(std::max<std::size_t>(n, 1));
+  const double w = width - right + 20, slot = (w - left - 20) / static_cast<double>(std::max<std::size_t>(n, 1));
   std::string out = open_svg("bar-chart", c.title, w, height);
   out += fmt::format(R"~(<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#999999"/>)~", left, w - 20, top + plot_h, top + plot_h);
   for (std::size_t k = 0; k < n; ++k) {
