@@ -41,18 +41,15 @@ case_result passing_case() {
 // A failing case whose output carries worst elements and the tiles of its heatmap.
 case_result failing_case() {
   case_result r = passing_case();
-  r.descriptor = "matmul m=64 n=48 k=3";
-  r.backend = "plugin:buggy";
-  r.v.st = state::failed;
+  r.descriptor = "matmul m=64 n=48 k=3", r.backend = "plugin:buggy";
+  r.repro = "opval repro 'matmul m=64 n=48 k=3' --plugin buggy.so";
   output_verdict& o = r.v.outputs[0];
-  o.st = state::failed;
-  o.reason = "output 'dst': 3 of 3072 elements beyond the bound";
-  r.v.reason = o.reason;
+  o.st = r.v.st = state::failed;
+  o.reason = r.v.reason = "output 'dst': 3 of 3072 elements beyond the bound";
   o.m.worst = {{{17, 42}, 1.5, 2.75, 0.001, 1.25, 1.05e7}, {{3, 9}, -0.5, -0.25, 0.001, 0.25, 4.2e6}};
   o.m.beyond_bound = 3, o.m.max_error_over_bound = 1250;
   o.m.tiles = {64, 48, 2, 2, std::vector<std::vector<double>>(32, std::vector<double>(24, 0.5))};
   o.m.tiles.max_error_over_bound[8][21] = 1250;
-  r.repro = "opval repro 'matmul m=64 n=48 k=3' --plugin buggy.so";
   return r;
 }
 
