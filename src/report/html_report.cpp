@@ -190,7 +190,12 @@ std::string tiles_heatmap(const std::string& output, const error_tiles& t) {
   return detail::svg_heatmap(h);
 }
 
-std::string failed_output(const output_verdict& o) {
+// Charts per failing output, at most: a heatmap is about 1000 tiles of markup (some 150 kB),
+// and a run where a backend fails everything would otherwise make a report too large to open.
+// The worst elements of every failure are kept.
+constexpr int max_charted_outputs = 50;
+
+std::string failed_output(const output_verdict& o, bool charts) {
   const metrics& m = o.m;
   std::string out = fmt::format("<div class=\"output\"><h4>output {} {}</h4>\n", code(o.name), state_badge(o.st));
   out += paragraph(o.reason);
@@ -202,6 +207,7 @@ std::string failed_output(const output_verdict& o) {
   for (const output_check& c : o.checks)
     if (c.st != state::passed) out += paragraph(c.reason);
   out += "<h5>worst elements</h5>\n" + worst_table(m);
+  if (!charts) return out + "</div>\n";
   out += "<div class=\"charts\">";
   if (!m.tiles.empty()) out += tiles_heatmap(o.name, m.tiles);
   if (!m.ulp_histogram.empty()) out += ulp_histogram_chart(fmt::format("'{}': ULP error histogram", o.name), m.ulp_histogram);
@@ -210,7 +216,7 @@ std::string failed_output(const output_verdict& o) {
 
 std::string failures_section(const report_data& d) {
   std::string body;
-  int n = 0;
+  int n = 0, charted = 0;
   for (const reported_case& c : d.cases) {
     const case_result& r = c.r;
     if (!is_failure(r.v.st)) continue;
@@ -223,10 +229,13 @@ std::string failures_section(const report_data& d) {
     if (r.known_failure) body += paragraph("Listed as a known failure: " + *r.known_failure);
     body += fmt::format("<p>reproduce: {}</p>\n<p class=\"origin\">from {}</p>\n", code(r.repro), code(c.origin));
     for (const output_verdict& o : r.v.outputs)
-      if (o.st != state::passed) body += failed_output(o);
+      if (o.st != state::passed) body += failed_output(o, charted++ < max_charted_outputs);
     body += "</article>\n";
   }
   if (n == 0) body = paragraph("No case failed, was mistrusted, crashed or timed out.");
+  if (charted > max_charted_outputs)
+    body = paragraph(fmt::format("{} outputs failed: the first {} have their heatmap and histogram, every one its worst "
+                                 "elements.", charted, max_charted_outputs)) + body;
   return section("failures", "Failures", body);
 }
 

@@ -195,14 +195,16 @@ std::string svg_heatmap(const heatmap& h) {
   const double side = 360, cell = side / static_cast<double>(std::max<std::size_t>({rows, cols, 1}));
   const double w = left + cell * static_cast<double>(cols) + 170, hh = top + cell * static_cast<double>(rows) + 40;
   std::string out = open_svg("heatmap", h.title, std::max(w, 420.0), std::max(hh, 150.0));
+  out += R"~(<g class="tiles" shape-rendering="crispEdges">)~";
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < h.values[r].size(); ++c) {
       const std::size_t k = r * cols + c;
       const std::string name = k < h.cell_names.size() ? h.cell_names[k] : fmt::format("tile {},{}", r, c);
-      out += fmt::format(R"~(<rect class="tile" shape-rendering="crispEdges" x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}: max |error| / bound = {}</title></rect>)~",
+      out += fmt::format(R"~(<rect class="tile" x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}: max |error| / bound = {}</title></rect>)~",
                          left + cell * static_cast<double>(c), top + cell * static_cast<double>(r), cell, cell,
                          heat_colour(h.values[r][c]), xml_escape(name), xml_escape(compact(h.values[r][c])));
     }
+  out += "</g>";
   out += fmt::format(R"~(<rect x="{}" y="{}" width="{:.2f}" height="{:.2f}" fill="none" stroke="#666666"/>)~", left, top,
                      cell * static_cast<double>(cols), cell * static_cast<double>(rows));
   out += fmt::format(R"~(<text class="axis-label" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)~"

@@ -118,6 +118,23 @@ TEST(html_report, shows_each_failure_with_its_worst_elements_and_heatmap) {
   EXPECT_EQ(section.find("on sim"), std::string::npos);
 }
 
+// A run where everything fails keeps its report small enough to open: charts for the first 50
+// failing outputs, worst elements for all.
+TEST(html_report, charts_the_first_fifty_failing_outputs_and_lists_every_failure) {
+  const scratch_dir dir("opval_html_report_many");
+  const fs::path journal = dir.path() / "run.jsonl";
+  write_journal(journal, std::vector<case_result>(51, failing_case()));
+  const std::string html = html_report({{journal.string()}, {}, {}, "many"});
+  std::size_t heatmaps = 0, worst = 0;
+  for (std::size_t at = html.find("chart heatmap"); at != std::string::npos; at = html.find("chart heatmap", at + 1))
+    ++heatmaps;
+  for (std::size_t at = html.find("<td>[17,42]</td>"); at != std::string::npos; at = html.find("<td>[17,42]</td>", at + 1))
+    ++worst;
+  EXPECT_EQ(heatmaps, 50u);
+  EXPECT_EQ(worst, 51u);
+  EXPECT_NE(html.find("51 outputs failed: the first 50 have their heatmap"), std::string::npos);
+}
+
 TEST(html_report, escapes_record_text_and_references_nothing_outside) {
   const report_files files;
   const std::string html = html_report(files.sources());
