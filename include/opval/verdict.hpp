@@ -38,6 +38,18 @@ struct bias_result {
 inline constexpr double ulp_bin_edges[] = {0, 0.5, 1, 2, 4, 16, 256, 65536};
 inline constexpr int ulp_bins = 9;
 
+/// Where in an output its errors lie: the output viewed as rows x its last dimension (leading
+/// dimensions folded into rows), cut into at most max_tiles x max_tiles tiles, each holding the
+/// largest |error| / bound of its elements (infinite for a NaN or Inf mismatch). A failing
+/// output's heatmap; empty for the others, whose records stay as they were.
+struct error_tiles {
+  static constexpr std::int64_t max_tiles = 32;  ///< per side
+  std::int64_t rows = 0, cols = 0;               ///< the output as a matrix
+  std::int64_t tile_rows = 0, tile_cols = 0;     ///< elements per tile (the last ones may hold fewer)
+  std::vector<std::vector<double>> max_error_over_bound;  ///< [tile row][tile column]
+  bool empty() const { return max_error_over_bound.empty(); }
+};
+
 /// Every metric of one output.
 struct metrics {
   std::int64_t count = 0;
@@ -65,6 +77,7 @@ struct metrics {
   std::int64_t ref_significant = 0;   ///< reference elements whose |value| exceeds their bound
   bias_result bias;
   std::vector<worst_element> worst;
+  error_tiles tiles;  ///< only for an output whose element-wise test failed
 };
 
 

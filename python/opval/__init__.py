@@ -20,6 +20,7 @@ from .check import CheckFailure, CheckResult, KernelSpec, check, kernel_backend
 from . import graph
 from . import history
 from .judge import judge
+from .report import report
 from .runner import RunResult, coverage, merge, run
 from .selectors import between, one_of, rank, where
 
@@ -50,7 +51,7 @@ _route_logs_to_logging(logger.getEffectiveLevel())
 __all__ = [
     "AttrDef", "Backend", "CaseResult", "CheckFailure", "CheckResult", "Contract", "KernelSpec", "KnownFailures", "Op", "Operand",
     "OutputVerdict", "Policy", "Problem", "Reporter", "RunOptions", "RunSummary", "Support", "Tensor", "Unsupported", "Worker",
-    "RunResult", "backend_names", "between", "check", "coverage", "graph", "history", "judge", "kernel_backend", "merge", "run", "dtype", "dtype_info", "find_op", "from_any", "load_plugin", "logger",
+    "RunResult", "backend_names", "between", "check", "coverage", "graph", "history", "judge", "kernel_backend", "merge", "report", "run", "dtype", "dtype_info", "find_op", "from_any", "load_plugin", "logger",
     "numpy_dtype", "one_of", "ops", "parse_dtype", "rank", "read_problem_file", "round_to", "select_problems", "set_log_level",
     "suite_problems", "to_jax", "to_numpy", "to_torch", "ulp", "ulp_distance", "where", "worker_executable",
 ]

@@ -926,6 +926,11 @@ def assign_shards(costs: Sequence[float], count: int) -> list[int]:
     the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard
     """
 
+def write_html_report(journals: Sequence[str], bench: Sequence[str], output: str, title: str = 'opval report', trends: Sequence[tuple[str, str, Sequence[tuple[str, float]]]] = []) -> str:
+    """
+    the HTML report (report/html_report.hpp) of run journals and bench records, written to `output`; trends: (case, unit, [(run label, value)]) per case; returns what it holds, in words
+    """
+
 def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False, history: str = '', commit: str = '', tier: str = '', label: str = '') -> tuple:
     """
     the library's merge (opval/session.hpp) of a sharded run's journals: the reporters on `out`, the merged journal `jsonl`; returns (exit code, summary, results in the whole run's order); notes go to warn(line)

@@ -24,6 +24,7 @@
 #include "core/isolation.hpp"
 #include "core/shards.hpp"
 #include "opval/session.hpp"
+#include "report/html_report.hpp"
 
 namespace opval::python {
 namespace {
@@ -425,6 +426,19 @@ void bind_session(nb::module_& m) {
       },
       nb::arg("costs"), nb::arg("count"),
       "the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard");
+  m.def(
+      "write_html_report",
+      [](const std::vector<std::string>& journals, const std::vector<std::string>& bench, const std::string& output,
+         const std::string& title,
+         const std::vector<std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>>>& trends) {
+        report_sources sources{journals, bench, {}, title};
+        for (const auto& [name, unit, points] : trends) sources.trends.push_back({name, unit, points});
+        return write_html_report(sources, output);
+      },
+      nb::arg("journals"), nb::arg("bench"), nb::arg("output"), nb::arg("title") = "opval report",
+      nb::arg("trends") = std::vector<std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>>>{},
+      "the HTML report (report/html_report.hpp) of run journals and bench records, written to `output`; trends: "
+      "(case, unit, [(run label, value)]) per case; returns what it holds, in words");
   m.def("merge_session", &python_merge_session, nb::arg("journals"), nb::arg("out"), nb::arg("warn"),
         nb::arg("jsonl") = "", nb::arg("verbose") = false, nb::arg("history") = "", nb::arg("commit") = "",
         nb::arg("tier") = "", nb::arg("label") = "",

@@ -17,7 +17,7 @@ bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == 
 
 /// What a record says makes its figure depend on when it was taken: the run's load warning
 /// (its environment's) and the case's own noise warnings.
-std::vector<std::string> recorded_warnings(const nlohmann::json& record) {
+std::vector<std::string> recorded_warnings(const nlohmann::ordered_json& record) {
   std::vector<std::string> out;
   if (const auto env = record.find("environment"); env != record.end() && env->is_object())
     for (const std::string& w : env->value("warnings", std::vector<std::string>{}))
@@ -26,8 +26,30 @@ std::vector<std::string> recorded_warnings(const nlohmann::json& record) {
   return out;
 }
 
+// The figures the report draws; written by every opval bench, so a hand-made file may lack them.
+void read_report_figures(const nlohmann::ordered_json& j, bench_record& r) {
+  r.contract = j.value("contract", "");
+  if (const auto counts = j.find("counts"); counts != j.end() && counts->is_object())
+    r.flops = counts->value("flops", 0.0), r.bytes = counts->value("bytes", 0.0);
+  if (const auto sweep = j.find("sweep"); sweep != j.end() && sweep->is_object())
+    for (const auto& [axis, value] : sweep->items())
+      r.sweep.emplace_back(axis, value.is_string() ? value.get<std::string>() : value.dump());
+  if (const auto check = j.find("check"); check != j.end() && check->is_object()) r.check = check->dump();
+  if (!r.timed) return;
+  const nlohmann::ordered_json& t = j.at("timing");
+  r.gbytes_per_second = t.value("gbytes_per_second", 0.0);
+  r.intensity = t.value("intensity", 0.0);
+  if (const auto threads = t.find("threads"); threads != t.end() && !threads->is_null())
+    r.threads = threads->is_string() ? threads->get<std::string>() : threads->dump();
+  if (const auto roof = t.find("roofline"); roof != t.end() && roof->is_object())
+    r.roofline = bench_roof{roof->value("peak_type", ""), roof->value("memory_level", ""), roof->value("bound", ""),
+                            roof->value("peak_gflops", 0.0), roof->value("bandwidth_gbs", 0.0),
+                            roof->value("percent_of_roof", 0.0)};
+}
+
 bench_record parse_bench_record(const std::string& line) {
-  const nlohmann::json j = nlohmann::json::parse(line);
+  // In the file's order: a sweep's axes keep theirs.
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
   if (j.value("schema", "") != "opval-bench") throw error("not an `opval bench` record (an `opval run` journal?)");
   bench_record r;
   r.descriptor = j.at("descriptor").get<std::string>();
@@ -37,7 +59,7 @@ bench_record parse_bench_record(const std::string& line) {
   r.state = j.at("state").get<std::string>();
   r.timed = j.at("timed").get<bool>();
   if (r.timed) {
-    const nlohmann::json& t = j.at("timing");
+    const nlohmann::ordered_json& t = j.at("timing");
     r.values = t.at("values").get<std::vector<double>>();
     r.repetition_medians = t.value("repetition_medians", std::vector<double>{});
     r.warnings = recorded_warnings(j);
@@ -47,6 +69,7 @@ bench_record parse_bench_record(const std::string& line) {
     r.ci_high = t.value("ci_high", r.median);
     r.gflops = t.value("gflops", 0.0);
   }
+  read_report_figures(j, r);
   return r;
 }
 

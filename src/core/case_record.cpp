@@ -190,6 +190,15 @@ void describe(Io& io, X& w) {
   io("ulps", w.ulps);
 }
 
+template <class Io, either<error_tiles> X>
+void describe(Io& io, X& t) {
+  io("rows", t.rows);
+  io("cols", t.cols);
+  io("tile_rows", t.tile_rows);
+  io("tile_cols", t.tile_cols);
+  io("max_error_over_bound", t.max_error_over_bound);
+}
+
 template <class Io, either<metrics> X>
 void describe(Io& io, X& m) {
   io("count", m.count);
@@ -219,6 +228,7 @@ void describe(Io& io, X& m) {
   io("ref_significant", m.ref_significant);
   io("bias", m.bias);
   io("worst", m.worst);
+  io.optional("tiles", m.tiles, !m.tiles.empty());  // only for a failing output
 }
 
 template <class Io, either<output_check> X>

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace opval {
 namespace {
@@ -342,6 +343,37 @@ bool contract_gives(const element_view& v, std::int64_t i, double g, double r) {
   return g == c && std::fabs(c) == v.max && std::fabs(r) > v.max;
 }
 
+// |error| / bound; any error is infinitely over a zero bound.
+double ratio_to_bound(double abs_err, double b) { return b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0); }
+
+// What an element is to the comparison: a special value that agrees (an exact match: the
+// histograms' zero bins), a NaN or Inf mismatch (an infinite error), or a finite pair.
+enum class element_class { exact_special, nan_mismatch, inf_mismatch, finite };
+
+element_class classify(const element_view& v, const compare_input& in, std::int64_t i, double g, double r, double b) {
+  if (v.contract && contract_gives(v, i, g, r)) return element_class::exact_special;
+  if (std::isnan(g) || std::isnan(r))
+    return std::isnan(g) && std::isnan(r) ? element_class::exact_special : element_class::nan_mismatch;
+  if (std::isinf(g) || std::isinf(r)) {
+    if (g == r || overflow_expected(in.ulp_type, r, v.compute ? v.compute[i] : b, g)) return element_class::exact_special;
+    return element_class::inf_mismatch;
+  }
+  return element_class::finite;
+}
+
+// |error| / bound of one element, as the comparison counts it: 0 for an agreeing special value,
+// infinite for a mismatch, and for any error where the bound is 0.
+double error_over_bound(const element_view& v, const compare_input& in, std::int64_t i) {
+  const double g = v.got(i), r = v.ref[i], b = v.bound_at(i);
+  switch (classify(v, in, i, g, r, b)) {
+    case element_class::exact_special: return 0.0;
+    case element_class::nan_mismatch:
+    case element_class::inf_mismatch: return inf;
+    case element_class::finite: break;
+  }
+  return ratio_to_bound(std::fabs(g - r), b);
+}
+
 // Any element, NaN and infinities included: the classification path.
 void general_element(const element_view& v, const compare_input& in, std::int64_t i, partial& p) {
   const double g = v.got(i), r = v.ref[i], b = v.bound_at(i);
@@ -353,18 +385,16 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     p.ref_constant = false;
   if (std::fabs(r) > b) ++p.ref_significant;
   double abs_err, ulps;
-  // Agreeing special values are exact matches: they count in the histograms' zero bins.
-  auto exact_match = [&] {
+  const element_class kind = classify(v, in, i, g, r, b);
+  if (kind == element_class::exact_special) {
     p.ulp_hist.add(0.0);
     if (v.bound) p.over_hist.add(0.0);
-  };
-  if (v.contract && contract_gives(v, i, g, r)) return exact_match();
-  if (std::isnan(g) || std::isnan(r)) {
-    if (std::isnan(g) && std::isnan(r)) return exact_match();
+    return;
+  }
+  if (kind == element_class::nan_mismatch) {
     ++p.nan_mismatch;
     abs_err = inf, ulps = inf;
-  } else if (std::isinf(g) || std::isinf(r)) {
-    if (g == r || overflow_expected(in.ulp_type, r, v.compute ? v.compute[i] : b, g)) return exact_match();
+  } else if (kind == element_class::inf_mismatch) {
     ++p.inf_mismatch;
     abs_err = inf, ulps = inf;
   } else {
@@ -397,7 +427,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
   double over = 0;
   if (v.bound) {
     // A NaN or Inf mismatch is infinitely over, even where the bound is infinite itself.
-    over = std::isinf(abs_err) ? inf : b > 0 ? abs_err / b : (abs_err > 0 ? inf : 0.0);
+    over = std::isinf(abs_err) ? inf : ratio_to_bound(abs_err, b);
     p.over_hist.add(over);
     p.max_over = std::max(p.max_over, over);
     if (abs_err > b) ++p.beyond;
@@ -418,36 +448,57 @@ std::vector<std::int64_t> coarse_histogram(const log_histogram& fine) {
   return coarse;
 }
 
-}  // namespace
+// A comparison's tensors as contiguous doubles (f32 `got` read in place), and the view of them
+// every pass reads. Not movable: the view points into the buffers.
+class compared_data {
+ public:
+  explicit compared_data(const compare_input& in) {
+    const tensor& got_t = *in.got;
+    n = got_t.numel();
+    const float* got_f32 = (storage_type(got_t.type()) == dtype::f32 && got_t.is_contiguous())
+                               ? got_t.data_as<float>() : nullptr;
+    const double* got_f64 = got_f32 ? nullptr : contiguous_f64(&got_t, got_buffer_);
+    const double* ref = contiguous_f64(in.expected, ref_buffer_);
+    const double* bound = contiguous_f64(in.bound, bound_buffer_);
+    const double got0 = n ? (got_f32 ? got_f32[0] : got_f64[0]) : 0.0;
+    const double ref0 = n ? ref[0] : 0.0;
+    const double bound0 = (n && bound) ? bound[0] : 0.0;
+    const double max = is_float(in.ulp_type) ? traits(in.ulp_type).max : inf;
+    view.emplace(element_view{got_f32, got_f64, ref, bound, contiguous_f64(in.compute_bound, compute_buffer_),
+                              ulp_of(in.ulp_type), got0, ref0, bound0, in.bias_floor,
+                              contiguous_f64(in.contract_values, contract_buffer_), max});
+  }
+  compared_data(const compared_data&) = delete;
+  compared_data& operator=(const compared_data&) = delete;
 
-metrics compare_outputs(const compare_input& in) {
-  const tensor& got_t = *in.got;
-  const std::int64_t n = got_t.numel();
-  std::vector<double> got_buffer, ref_buffer, bound_buffer, compute_buffer, contract_buffer;
-  auto contiguous_f64 = [](const tensor* t, std::vector<double>& buffer) -> const double* {
+  std::int64_t n = 0;
+  std::optional<element_view> view;
+
+ private:
+  static const double* contiguous_f64(const tensor* t, std::vector<double>& buffer) {
     if (!t || t->empty()) return nullptr;
     if (t->type() == dtype::f64 && t->is_contiguous()) return t->data_as<double>();
     buffer = t->to_vector();
     return buffer.data();
-  };
-  const float* got_f32 = (storage_type(got_t.type()) == dtype::f32 && got_t.is_contiguous())
-                             ? got_t.data_as<float>() : nullptr;
-  const double* got_f64 = got_f32 ? nullptr : contiguous_f64(&got_t, got_buffer);
-  const double* ref = contiguous_f64(in.expected, ref_buffer);
-  const double* bound = contiguous_f64(in.bound, bound_buffer);
-  const double* compute = contiguous_f64(in.compute_bound, compute_buffer);
-  const double* contract = contiguous_f64(in.contract_values, contract_buffer);
-  const ulp_of ulp(in.ulp_type);
-  const double got0 = n ? (got_f32 ? got_f32[0] : got_f64[0]) : 0.0;
-  const double ref0 = n ? ref[0] : 0.0;
-  const double bound0 = (n && bound) ? bound[0] : 0.0;
+  }
+  std::vector<double> got_buffer_, ref_buffer_, bound_buffer_, compute_buffer_, contract_buffer_;
+};
+
+}  // namespace
+
+metrics compare_outputs(const compare_input& in) {
+  const tensor& got_t = *in.got;
+  const compared_data data(in);
+  const std::int64_t n = data.n;
+  const element_view& view = *data.view;
+  const double* ref = view.ref;
+  const double* bound = view.bound;
+  const double* contract = view.contract;
 
   std::vector<partial> partials(omp_get_max_threads());
   std::vector<chunk_sums> sums(static_cast<std::size_t>((n + chunk_size - 1) / chunk_size));
   // Threads only pay off past a few chunks; tiny outputs stay on the calling thread.
   const bool parallel = n > 8 * chunk_size;
-  const double max = is_float(in.ulp_type) ? traits(in.ulp_type).max : inf;
-  const element_view view{got_f32, got_f64, ref, bound, compute, ulp, got0, ref0, bound0, in.bias_floor, contract, max};
 #pragma omp parallel if (parallel)
   {
     partial& p = partials[omp_get_thread_num()];
@@ -520,7 +571,7 @@ metrics compare_outputs(const compare_input& in) {
   }();
   m.max_ulps = total.max_ulps;
   // In ULPs of the output's scale: an error near zero counts at the size of the largest values.
-  m.max_scaled_ulps = total.nan_mismatch + total.inf_mismatch > 0 ? inf : total.max_abs / ulp(total.max_abs_ref);
+  m.max_scaled_ulps = total.nan_mismatch + total.inf_mismatch > 0 ? inf : total.max_abs / view.ulp(total.max_abs_ref);
   m.p50_ulps = total.ulp_hist.quantile(0.5, judged, total.max_ulps);
   m.p99_ulps = total.ulp_hist.quantile(0.99, judged, total.max_ulps);
   m.ulp_histogram = coarse_histogram(total.ulp_hist);
@@ -580,6 +631,32 @@ metrics compare_outputs(const compare_input& in) {
   for (const auto& c : total.worst)
     m.worst.push_back({got_t.unravel(c.linear), c.expected, c.got, c.bound, c.abs_error, c.ulps});
   return m;
+}
+
+error_tiles tile_errors(const compare_input& in) {
+  const compared_data data(in);
+  error_tiles t;
+  if (data.n == 0) return t;
+  const dims& shape = in.got->shape();
+  t.cols = shape.empty() ? 1 : shape.back();
+  t.rows = data.n / t.cols;
+  constexpr std::int64_t side = error_tiles::max_tiles;
+  t.tile_rows = (t.rows + side - 1) / side, t.tile_cols = (t.cols + side - 1) / side;
+  const std::int64_t grid_rows = (t.rows + t.tile_rows - 1) / t.tile_rows;
+  const std::int64_t grid_cols = (t.cols + t.tile_cols - 1) / t.tile_cols;
+  t.max_error_over_bound.assign(static_cast<std::size_t>(grid_rows), std::vector<double>(grid_cols, 0.0));
+  // One tile row per iteration, each written by one thread: a maximum does not depend on the
+  // order its elements come in, so neither does any tile on the thread count.
+#pragma omp parallel for schedule(static) if (data.n > 8 * chunk_size)
+  for (std::int64_t tr = 0; tr < grid_rows; ++tr) {
+    std::vector<double>& tiles = t.max_error_over_bound[static_cast<std::size_t>(tr)];
+    for (std::int64_t row = tr * t.tile_rows; row < std::min(t.rows, (tr + 1) * t.tile_rows); ++row)
+      for (std::int64_t col = 0; col < t.cols; ++col) {
+        double& tile = tiles[static_cast<std::size_t>(col / t.tile_cols)];
+        tile = std::max(tile, error_over_bound(*data.view, in, row * t.cols + col));
+      }
+  }
+  return t;
 }
 
 }  // namespace opval

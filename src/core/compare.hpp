@@ -37,4 +37,8 @@ struct compare_input {
 /// Computes all metrics in one multithreaded pass (plus a pass for the worst k).
 metrics compare_outputs(const compare_input& in);
 
+/// Where the errors lie (error_tiles, opval/verdict.hpp): a second pass, made only for a
+/// failing output, so that the comparison of every passing one costs nothing more.
+error_tiles tile_errors(const compare_input& in);
+
 }  // namespace opval

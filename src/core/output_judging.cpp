@@ -205,6 +205,8 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
     }
     ov.bound = j.bound_text;
     decide(ov);
+    // A failing output's heatmap (the HTML report's): where in it the errors lie.
+    if (ov.st == state::failed) ov.m.tiles = timed(phase::compare, r.times.compare, [&] { return tile_errors(ci); });
     if (ci.contract_values) explain_contract_values(ov, *ci.contract_values);
     std::vector<output_check> checks;
     std::vector<posterior_check> made;

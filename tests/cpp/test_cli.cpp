@@ -468,7 +468,7 @@ TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
   std::string docs = read_all(fs::path(OPVAL_SOURCE_DIR) / "docs/CLI.md");
   ASSERT_FALSE(docs.empty()) << "docs/CLI.md is missing";
   const std::regex option(R"((^|\s)(--[a-z][a-z-]*))");
-  for (const std::string cmd : {"list", "run", "repro", "bench", "bench compare", "graph info", "graph reference"}) {
+  for (const std::string cmd : {"list", "run", "repro", "bench", "bench compare", "graph info", "graph reference", "report"}) {
     std::vector<std::string> args;
     for (std::size_t from = 0, to; from <= cmd.size(); from = to + 1) {
       to = std::min(cmd.find(' ', from), cmd.size());

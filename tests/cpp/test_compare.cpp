@@ -284,6 +284,16 @@ metrics compare_random(const random_case& rc, dtype got_type = dtype::f64, int w
   return c.run();
 }
 
+// The error tiles of a random case laid out in `shape`.
+opval::error_tiles tiles_random(const random_case& rc, const dims& shape) {
+  const tensor got = opval::make_f64(shape, rc.got), ref = opval::make_f64(shape, rc.ref);
+  const tensor bound = opval::make_f64(shape, rc.bound), compute = opval::make_f64(shape, rc.compute);
+  compare_input in;
+  in.got = &got, in.expected = &ref, in.bound = &bound, in.compute_bound = &compute;
+  in.ulp_type = dtype::bf16;
+  return opval::tile_errors(in);
+}
+
 void expect_near_rel(double a, double b, double rel, const char* what) {
   EXPECT_LE(std::fabs(a - b), rel * std::max(std::fabs(a), std::fabs(b))) << what << ": " << a << " vs " << b;
 }
@@ -419,12 +429,15 @@ TEST(compare_paths, thread_count_does_not_change_a_single_bit) {
   for (std::size_t i = 0; i < rc.got.size(); i += 1000) rc.ref[i] = 0.5, rc.got[i] = 1.5, rc.bound[i] = 0x1p-100;
   const int saved = omp_get_max_threads();
   std::vector<metrics> runs;
+  std::vector<opval::error_tiles> tiles;
   for (int threads : {1, 2, 3, 7}) {
     omp_set_num_threads(threads);
     runs.push_back(compare_random(rc, dtype::f32, 8));
+    tiles.push_back(tiles_random(rc, {40, 10, 500}));
   }
   omp_set_num_threads(saved);
   for (std::size_t t = 1; t < runs.size(); ++t) {
+    EXPECT_EQ(tiles[0].max_error_over_bound, tiles[t].max_error_over_bound) << "threads run " << t;
     const metrics &a = runs[0], &b = runs[t];
     expect_same_metrics(a, b);
     EXPECT_EQ(a.mean_abs_error, b.mean_abs_error);
@@ -440,6 +453,43 @@ TEST(compare_paths, thread_count_does_not_change_a_single_bit) {
   // The tied worst elements are the first ones, in index order.
   ASSERT_EQ(runs[0].worst.size(), 8u);
   for (std::size_t k = 0; k < 8; ++k) EXPECT_EQ(runs[0].worst[k].index, (dims{static_cast<std::int64_t>(1000 * k)}));
+}
+
+// --- where the errors lie: the tiles of a failing output's heatmap ----------------------
+
+// Leading dimensions fold into rows; at most 32 tiles a side; each tile the largest
+// |error| / bound of its elements, a NaN mismatch infinitely over, agreeing NaNs not at all.
+TEST(compare_tiles, fold_leading_dimensions_and_keep_each_tiles_worst) {
+  const dims shape = {70, 3, 100};  // 210 rows of 100: tiles of 7 x 4, a grid of 30 x 25
+  const std::int64_t n = 70 * 3 * 100;
+  std::vector<double> ref(n, 1.0), got(n, 1.0), bound(n, 0.5);
+  got[(65 * 3 + 2) * 100 + 57] = 4.0;  // row 197, column 57: tile (28, 14), 3 / 0.5 over
+  got[5] = std::nan("");                // tile (0, 1)
+  got[n - 1] = ref[n - 1] = std::nan("");
+  const tensor g = opval::make_f64(shape, got), r = opval::make_f64(shape, ref), b = opval::make_f64(shape, bound);
+  compare_input in;
+  in.got = &g, in.expected = &r, in.bound = &b;
+  const opval::error_tiles t = opval::tile_errors(in);
+  EXPECT_EQ(t.rows, 210);
+  EXPECT_EQ(t.cols, 100);
+  EXPECT_EQ(t.tile_rows, 7);
+  EXPECT_EQ(t.tile_cols, 4);
+  ASSERT_EQ(t.max_error_over_bound.size(), 30u);
+  for (std::size_t tr = 0; tr < 30; ++tr) {
+    ASSERT_EQ(t.max_error_over_bound[tr].size(), 25u);
+    for (std::size_t tc = 0; tc < 25; ++tc) {
+      const double expected = tr == 28 && tc == 14 ? 6.0 : tr == 0 && tc == 1 ? inf : 0.0;
+      EXPECT_EQ(t.max_error_over_bound[tr][tc], expected) << tr << "," << tc;
+    }
+  }
+  // A vector is one row; a grid never has more tiles than elements.
+  const std::vector<double> got1 = {1, 2, 3, 4, 5}, ref1 = {1, 2, 3, 4, 6};
+  const tensor g1 = opval::make_f64({5}, got1), r1 = opval::make_f64({5}, ref1);
+  in.got = &g1, in.expected = &r1, in.bound = nullptr;
+  const opval::error_tiles t1 = opval::tile_errors(in);
+  EXPECT_EQ(t1.rows, 1);
+  EXPECT_EQ(t1.tile_cols, 1);
+  EXPECT_EQ(t1.max_error_over_bound, (std::vector<std::vector<double>>{{0, 0, 0, 0, inf}}));
 }
 
 // --- the rounding-bias test ------------------------------------------------------------

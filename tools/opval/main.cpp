@@ -33,6 +33,7 @@
 #include "core/shell_quote.hpp"
 #include "opval/policy.hpp"
 #include "opval/session.hpp"
+#include "report/html_report.hpp"
 #include "report/terminal.hpp"
 
 namespace {
@@ -255,6 +256,17 @@ int opval_main(int argc, char** argv) {
   merge->add_option("journals", journals, "the shards' journals, in any order")->required()->type_name("JOURNAL");
   add_options(*merge, merge_plan_, for_merge);
 
+  std::vector<std::string> report_bench;
+  std::string report_output, report_title = "opval report";
+  CLI::App* report = app.add_subcommand(
+      "report", "one self-contained HTML file to share, from run journals and bench records: the summary, every "
+                "failure with its worst elements and heatmap, histograms, the bias test, scaling and the roofline "
+                "(docs/REPORTS.md)");
+  report->add_option("journals", journals, "the runs' --jsonl journals (opval run, opval merge)")->type_name("JOURNAL");
+  report->add_option("--bench", report_bench, "an opval bench --jsonl file (repeatable)")->type_name("BENCH.jsonl");
+  report->add_option("-o,--output", report_output, "the HTML file to write")->required()->type_name("FILE.html");
+  report->add_option("--title", report_title, "the report's title")->capture_default_str();
+
   session_plan coverage_plan_;
   CLI::App* coverage = app.add_subcommand(
       "coverage", "what the generated suite (--tag generated) covers of each op on the backends under test, from "
@@ -369,9 +381,9 @@ int opval_main(int argc, char** argv) {
   for (CLI::App* cmd : {run, repro, judge}) cmd->footer(std::string(closing_text) + footer_text);
 
   // CLI11 would report a mistyped command as a missing one; name it instead.
-  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph", "merge", "history"};
+  const std::set<std::string> commands = {"list", "run", "repro", "judge", "bench", "coverage", "graph", "merge", "history", "report"};
   if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1]))
-    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph merge history)", argv[1]))));
+    return bad_input(error_line(error(fmt::format("unknown command '{}' (known: list run repro judge bench coverage graph merge history report)", argv[1]))));
   if (argc > 2 && std::string_view(argv[1]) == "history" && argv[2][0] != '-' && std::string_view(argv[2]) != "record" &&
       std::ranges::find(history_questions(), argv[2]) == history_questions().end())
     return bad_input(error_line(error(fmt::format("unknown history command '{}' (known: record {})", argv[2],
@@ -400,6 +412,11 @@ int opval_main(int argc, char** argv) {
   }
   if (*graph_info) {
     graph::print_model(graph::read_onnx(model_path), std::cout);
+    return exit_passed;
+  }
+  if (*report) {
+    const std::string what = write_html_report({journals, report_bench, {}, report_title}, report_output);
+    std::cout << fmt::format("opval: report of {} written to {}\n", what, report_output);
     return exit_passed;
   }
   if (*graph_reference) return graph::reference_command(model_path, graph_inputs, save_path, graph_verbose, std::cout);
