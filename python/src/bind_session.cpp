@@ -430,15 +430,20 @@ void bind_session(nb::module_& m) {
       "write_html_report",
       [](const std::vector<std::string>& journals, const std::vector<std::string>& bench, const std::string& output,
          const std::string& title,
-         const std::vector<std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>>>& trends) {
+         const std::vector<std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>>>& trends,
+         const std::string& history) {
         report_sources sources{journals, bench, {}, title};
         for (const auto& [name, unit, points] : trends) sources.trends.push_back({name, unit, points});
+        if (!history.empty())
+          for (trend_series& t : history_trend_series(history)) sources.trends.push_back(std::move(t));
         return write_html_report(sources, output);
       },
       nb::arg("journals"), nb::arg("bench"), nb::arg("output"), nb::arg("title") = "opval report",
       nb::arg("trends") = std::vector<std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>>>{},
+      nb::arg("history") = "",
       "the HTML report (report/html_report.hpp) of run journals and bench records, written to `output`; trends: "
-      "(case, unit, [(run label, value)]) per case; returns what it holds, in words");
+      "(case, unit, [(run label, value)]) per case, and those of the run history `history`; returns what it "
+      "holds, in words");
   m.def("merge_session", &python_merge_session, nb::arg("journals"), nb::arg("out"), nb::arg("warn"),
         nb::arg("jsonl") = "", nb::arg("verbose") = false, nb::arg("history") = "", nb::arg("commit") = "",
         nb::arg("tier") = "", nb::arg("label") = "",

@@ -55,19 +55,23 @@ struct log_histogram {
   }
 };
 
-// Linear counting (Whang et al. 1990) of distinct values in a 2^16-bit bitmap: repeated
-// values carry one rounding error, not many, so the bias test's sample size is the number of
-// distinct eligible values, not of elements.
+// Linear counting (Whang et al. 1990) of distinct rounding positions in a 2^16-bit bitmap.
+// A correct kernel's rounding error of an element is decided by where its exact value lies
+// between two output grid points: elements at the same position carry the same error, not
+// independent ones. Repeated values do; so do distinct values whose positions coincide, as in
+// log_softmax's y = x - c of inputs on a coarse grid, where every element of a row and binade
+// lies at the same position. The bias test's sample size is the number of distinct positions.
 struct distinct_sketch {
   static constexpr int bits = 1 << 16;
   // One extra word absorbs the slot of ineligible elements, so adding needs no branch.
   static constexpr std::int32_t no_slot = bits;
   std::vector<std::uint64_t> words = std::vector<std::uint64_t>(bits / 64 + 1, 0);
-  // Folds exponent and mantissa bits with shifts and xors (a 64-bit multiply is slow in SIMD);
-  // values rounded to short types differ in their top mantissa bits, random ones everywhere.
-  static std::int32_t slot_of(double v) {
-    const std::uint64_t b = std::bit_cast<std::uint64_t>(v);
-    return static_cast<std::int32_t>((b ^ (b >> 16) ^ (b >> 32) ^ (b >> 48)) & 0xffffu);
+  // The position of |ref| / ulp between two grid points, in 2^-16 of an ULP: far coarser than
+  // the fp64 reference's own rounding (which would otherwise split one position in two), and x
+  // and -x at one position (their errors are the same, sign-relative).
+  static std::int32_t position_slot(double ref_in_ulps) {
+    const double a = std::fabs(ref_in_ulps);
+    return static_cast<std::int32_t>((a - std::floor(a)) * 65536.0) & 0xffff;
   }
   void add_slot(std::int32_t slot) { words[slot >> 6] |= 1ull << (slot & 63); }
   void merge(const distinct_sketch& o) {
@@ -283,7 +287,7 @@ struct element_view {
     got_varies += g != v.got0 ? 1.0 : 0.0;
     ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
     const bool eligible = ar > 0 && ar >= v.bias_floor && cmp[k] < 0.25 * u;
-    out.distinct_slot[k] = eligible ? distinct_sketch::slot_of(r) : distinct_sketch::no_slot;
+    out.distinct_slot[k] = eligible ? distinct_sketch::position_slot(r * inv_u) : distinct_sketch::no_slot;
     const double s = eligible ? e * inv_u : 0.0;
     const double sr = r < 0 ? -s : s;
     bias_n += eligible ? 1.0 : 0.0;
@@ -415,7 +419,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     p.sum_signed += e;
     p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
     if (r != 0.0 && std::fabs(r) >= v.bias_floor && (!v.compute || v.compute[i] < 0.25 * u)) {
-      p.distinct.add_slot(distinct_sketch::slot_of(r));
+      p.distinct.add_slot(distinct_sketch::position_slot(r / u));
       const double s = e / u;
       const double sr = std::signbit(r) ? -s : s;
       ++p.bias_n;
@@ -593,8 +597,8 @@ metrics compare_outputs(const compare_input& in) {
   bias_result& bias = m.bias;
   bias.eligible = total.bias_n;
   const double nb = static_cast<double>(total.bias_n);
-  // Repeated values repeat their rounding error: the effective sample size is the number of
-  // distinct eligible reference values (a conservative cluster correction of the z-test).
+  // Elements at one rounding position repeat one rounding error: the effective sample size is
+  // the number of distinct positions (a conservative cluster correction of the z-test).
   bias.distinct = std::min(nb, total.distinct.estimate());
   const double n_eff = std::max(bias.distinct, 1.0);
   // Enough samples to see a 0.1-ULP offset at the z threshold with a rounding-error spread of
@@ -614,7 +618,7 @@ metrics compare_outputs(const compare_input& in) {
   if (!in.bias_test) {
     bias.note = "not applied: " + in.bias_skip_reason;
   } else if (!bias.has_power) {
-    bias.note = fmt::format("too few rounding-dominated elements ({} elements, about {:.0f} distinct values < {:.0f}) "
+    bias.note = fmt::format("too few rounding-dominated elements ({} elements, about {:.0f} distinct rounding positions < {:.0f}) "
                             "for the bias test to have power", total.bias_n, bias.distinct, std::ceil(needed));
   } else {
     auto is_biased = [&](double mean, double z) {
@@ -623,7 +627,7 @@ metrics compare_outputs(const compare_input& in) {
     bias.biased = is_biased(bias.sign_relative_mean, bias.sign_relative_z) ||
                   is_biased(bias.plain_mean, bias.plain_z);
     bias.note = fmt::format("sign-relative mean {:+.3f} ULP (z={:+.1f}), plain mean {:+.3f} ULP (z={:+.1f}) over {} "
-                            "elements (about {:.0f} distinct values)", bias.sign_relative_mean, bias.sign_relative_z,
+                            "elements (about {:.0f} distinct rounding positions)", bias.sign_relative_mean, bias.sign_relative_z,
                             bias.plain_mean, bias.plain_z, total.bias_n, bias.distinct);
   }
 

@@ -167,6 +167,38 @@ void print_runs(const std::vector<recorded_run>& runs, bool as_json, std::ostrea
 
 }  // namespace
 
+namespace {
+
+std::string point_label(const run_point& at) {
+  return at.commit.empty() ? fmt::format("run {}", at.run) : short_commit(at.commit);
+}
+
+trend_series series_of(const case_trend& t, const std::string& unit) {
+  trend_series s{fmt::format("{} on {}", t.c.descriptor, t.c.backend), unit, {}};
+  for (const change_point& c : t.changes)
+    s.name += fmt::format(": x{:.2f} at commit {}", c.ratio, short_commit(t.points[c.index].at.commit));
+  for (const trend_point& p : t.points) s.points.emplace_back(point_label(p.at), p.value);
+  return s;
+}
+
+}  // namespace
+
+std::vector<trend_series> history_trend_series(const std::string& database, std::size_t limit) {
+  history_db db(database, false);
+  std::vector<trend_series> out;
+  std::vector<case_trend> trends = case_trends(db, {.limit = limit}, trend_metric::latency, true);
+  const bool latency = !trends.empty();
+  if (!latency) trends = case_trends(db, {.limit = limit}, trend_metric::case_time, true);
+  for (const case_trend& t : trends) out.push_back(series_of(t, latency ? "median latency (s)" : "case time (s)"));
+  for (const tier_runtime& t : tier_runtimes(db)) {
+    trend_series s{fmt::format("tier {}: wall time", t.tier), "seconds", {}};
+    for (const tier_runtime::run& r : t.runs)
+      if (r.wall_seconds) s.points.emplace_back(point_label(r.at), *r.wall_seconds);
+    if (s.points.size() >= 2) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 const std::vector<std::string>& history_questions() {
   static const std::vector<std::string> q = {"failing", "flaky", "trends", "slowest", "tiers", "runs"};
   return q;

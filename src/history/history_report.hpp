@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "history/history_queries.hpp"
+#include "report/html_report.hpp"
 
 namespace opval {
 
@@ -25,6 +26,12 @@ const std::vector<std::string>& history_questions();
 
 /// Answers `r` on `out`. Throws opval::error for an unknown question or database.
 void answer_history(const history_request& r, std::ostream& out);
+
+/// The history's trends as the HTML report charts them (`opval report --history`): each
+/// benchmarked case's median latency over runs, those with a change point first and the change
+/// in the name ("... on sim: x1.30 at commit c6"), else each case's time in runs; then each
+/// tier's wall time; at most `limit` cases. Points are labelled by commit (else run number).
+std::vector<trend_series> history_trend_series(const std::string& database, std::size_t limit = 12);
 
 /// `opval history record`: records each file (an `opval run` journal or an `opval bench`
 /// file) as a run of `identity` (commit detected when empty); one line per file on `out`.

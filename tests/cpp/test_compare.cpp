@@ -582,6 +582,31 @@ TEST(compare_bias, repeated_reference_values_count_once) {
   EXPECT_FALSE(m.bias.biased);
 }
 
+TEST(compare_bias, values_sharing_a_rounding_position_share_one_error) {
+  // log_softmax's y = x - c per row, x on the bf16 grid and y rounded to bf16 (found by the
+  // nightly tier: log_softmax shape=3x129 dt=bf16:f32:bf16 fill=large at seed 2): within a row
+  // and binade every element lies at the same position between two bf16 values, so a correct
+  // round-to-nearest kernel makes one rounding error per (row, binade), not one per element.
+  // Thousands of distinct values are a handful of independent errors: no power, no verdict.
+  // Here x in [100, 120) on its grid of 0.5 and y = x - c in (0, 21): y's grid is as fine or
+  // finer, so y / ulp(y) = x / ulp(y) - c / ulp(y) has one fractional part per row and binade.
+  std::vector<double> ref;
+  const auto x = normal_values(4096, 7);
+  for (int row = 0; row < 3; ++row) {
+    const double c = 99.123456789 + row * 0.0161803;
+    for (double v : x) ref.push_back(opval::round_to(dtype::bf16, 110 + 3 * v, rounding::rne) - c);
+  }
+  const metrics m = bias_of(ref, [](double r) { return opval::round_to(dtype::bf16, r, rounding::rne); });
+  EXPECT_GT(m.bias.eligible, 1000);
+  EXPECT_LT(m.bias.distinct, 100) << m.bias.note;
+  EXPECT_FALSE(m.bias.has_power) << m.bias.note;
+  EXPECT_FALSE(m.bias.biased) << m.bias.note;
+  // The same values truncated instead are still found when they are independent.
+  const metrics t = bias_of(normal_values(20000, 8), [](double r) { return opval::round_to(dtype::bf16, r, rounding::rz); });
+  EXPECT_TRUE(t.bias.has_power) << t.bias.note;
+  EXPECT_TRUE(t.bias.biased) << t.bias.note;
+}
+
 TEST(compare_bias, disabled_test_is_never_biased_and_says_why) {
   const metrics m = bias_of(
       normal_values(20000, 6), [](double r) { return opval::round_to(dtype::bf16, r, rounding::rz); }, false);

@@ -15,6 +15,7 @@
 #include "history/change_points.hpp"
 #include "history/history.hpp"
 #include "history/history_queries.hpp"
+#include "history/history_report.hpp"
 #include "history/sqlite.hpp"
 #include "opval/error.hpp"
 #include "opval/problem.hpp"
@@ -220,6 +221,37 @@ TEST_F(history_test, a_latency_step_in_benchmarks_is_a_trend_with_its_commit) {
   // Benchmarks are not runs: no verdict history from them.
   EXPECT_TRUE(failing_cases(db, {}).empty());
   EXPECT_TRUE(case_trends(db, {}, trend_metric::case_time, true).empty());
+}
+
+TEST_F(history_test, the_report_charts_the_historys_trends_with_their_change) {
+  {
+    history_db db(db_path(), true);
+    for (int c = 1; c <= 10; ++c) {
+      bench_record r{.descriptor = "matmul m=64 n=64 k=64 dt=f32:f32:f32", .op = "matmul", .backend = "sim",
+                     .state = "PASSED", .seed = 1, .timed = true};
+      r.median = (c >= 6 ? 1.3e-4 : 1e-4) * (1 + 0.005 * std::sin(c));
+      db.record_bench(at_commit("c" + std::to_string(c), "nightly", 100.0 + c), std::vector<bench_record>{r});
+    }
+  }
+  const std::vector<trend_series> series = history_trend_series(db_path());
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].name, "matmul m=64 n=64 k=64 dt=f32:f32:f32 on sim: x1.30 at commit c6");
+  EXPECT_EQ(series[0].points.size(), 10u);
+  EXPECT_EQ(series[0].points[5].first, "c6");
+  EXPECT_EQ(series[1].name, "tier nightly: wall time");
+  // On the command line: the report's trends section holds the chart and its title.
+  cli_result r = opval({"run", "--op", "relu", "--jsonl", "run.jsonl", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = opval({"report", "run.jsonl", "--history", db_path(), "--output", "report.html"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = testing::read_all(dir_.path() / "report.html");
+  const std::size_t trends = html.find("<section id=\"trends\">");
+  ASSERT_NE(trends, std::string::npos);
+  EXPECT_NE(html.find("x1.30 at commit c6", trends), std::string::npos);
+  EXPECT_NE(html.find("chart line-chart", trends), std::string::npos);
+  EXPECT_EQ(html.find("No run history was given"), std::string::npos);
+  r = opval({"report", "run.jsonl", "--history", "run.jsonl", "--output", "bad.html"});
+  EXPECT_EQ(r.code, 2) << r.err;
 }
 
 TEST_F(history_test, run_and_merge_record_and_history_answers_on_the_command_line) {

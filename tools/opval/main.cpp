@@ -266,6 +266,10 @@ int opval_main(int argc, char** argv) {
   report->add_option("--bench", report_bench, "an opval bench --jsonl file (repeatable)")->type_name("BENCH.jsonl");
   report->add_option("-o,--output", report_output, "the HTML file to write")->required()->type_name("FILE.html");
   report->add_option("--title", report_title, "the report's title")->capture_default_str();
+  std::string report_history;
+  report->add_option("--history", report_history, "a run history (--history of run, bench, merge): its performance "
+                                                  "trends with their change points, and the tiers' wall times")
+      ->type_name("FILE");
 
   session_plan coverage_plan_;
   CLI::App* coverage = app.add_subcommand(
@@ -415,7 +419,9 @@ int opval_main(int argc, char** argv) {
     return exit_passed;
   }
   if (*report) {
-    const std::string what = write_html_report({journals, report_bench, {}, report_title}, report_output);
+    report_sources sources{journals, report_bench, {}, report_title};
+    if (!report_history.empty()) sources.trends = history_trend_series(report_history);
+    const std::string what = write_html_report(sources, report_output);
     std::cout << fmt::format("opval: report of {} written to {}\n", what, report_output);
     return exit_passed;
   }
