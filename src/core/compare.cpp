@@ -60,7 +60,9 @@ struct log_histogram {
 // between two output grid points: elements at the same position carry the same error, not
 // independent ones. Repeated values do; so do distinct values whose positions coincide, as in
 // log_softmax's y = x - c of inputs on a coarse grid, where every element of a row and binade
-// lies at the same position. The bias test's sample size is the number of distinct positions.
+// lies at the same position. But a tie (exactly halfway) rounds by the parity of the value
+// below it, which differs from value to value: ties count as distinct values. The bias test's
+// sample size is the number of distinct positions, ties apart.
 struct distinct_sketch {
   static constexpr int bits = 1 << 16;
   // One extra word absorbs the slot of ineligible elements, so adding needs no branch.
@@ -69,9 +71,13 @@ struct distinct_sketch {
   // The position of |ref| / ulp between two grid points, in 2^-16 of an ULP: far coarser than
   // the fp64 reference's own rounding (which would otherwise split one position in two), and x
   // and -x at one position (their errors are the same, sign-relative).
-  static std::int32_t position_slot(double ref_in_ulps) {
-    const double a = std::fabs(ref_in_ulps);
-    return static_cast<std::int32_t>((a - std::floor(a)) * 65536.0) & 0xffff;
+  static std::int32_t position_slot(double ref, double ref_in_ulps) {
+    const double a = std::fabs(ref_in_ulps), f = a - std::floor(a);
+    const std::int32_t position = static_cast<std::int32_t>(f * 65536.0) & 0xffff;
+    // A tie by its value (its bits folded with shifts and xors: a multiply is slow in SIMD).
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(ref);
+    const std::int32_t value = static_cast<std::int32_t>((b ^ (b >> 16) ^ (b >> 32) ^ (b >> 48)) & 0xffffu);
+    return f == 0.5 ? value : position;
   }
   void add_slot(std::int32_t slot) { words[slot >> 6] |= 1ull << (slot & 63); }
   void merge(const distinct_sketch& o) {
@@ -287,7 +293,7 @@ struct element_view {
     got_varies += g != v.got0 ? 1.0 : 0.0;
     ref_varies += std::fabs(r - v.ref0) <= b + v.bound0 ? 0.0 : 1.0;
     const bool eligible = ar > 0 && ar >= v.bias_floor && cmp[k] < 0.25 * u;
-    out.distinct_slot[k] = eligible ? distinct_sketch::position_slot(r * inv_u) : distinct_sketch::no_slot;
+    out.distinct_slot[k] = eligible ? distinct_sketch::position_slot(r, r * inv_u) : distinct_sketch::no_slot;
     const double s = eligible ? e * inv_u : 0.0;
     const double sr = r < 0 ? -s : s;
     bias_n += eligible ? 1.0 : 0.0;
@@ -419,7 +425,7 @@ void general_element(const element_view& v, const compare_input& in, std::int64_
     p.sum_signed += e;
     p.dot += g * r, p.got_sq += g * g, p.ref_sq += r * r;
     if (r != 0.0 && std::fabs(r) >= v.bias_floor && (!v.compute || v.compute[i] < 0.25 * u)) {
-      p.distinct.add_slot(distinct_sketch::position_slot(r / u));
+      p.distinct.add_slot(distinct_sketch::position_slot(r, r / u));
       const double s = e / u;
       const double sr = std::signbit(r) ? -s : s;
       ++p.bias_n;
