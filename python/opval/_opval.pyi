@@ -926,9 +926,9 @@ def assign_shards(costs: Sequence[float], count: int) -> list[int]:
     the shard of each case as `--shard` assigns them: the most costly first, each to the least loaded shard
     """
 
-def write_html_report(journals: Sequence[str], bench: Sequence[str], output: str, title: str = 'opval report', trends: Sequence[tuple[str, str, Sequence[tuple[str, float]]]] = []) -> str:
+def write_html_report(journals: Sequence[str], bench: Sequence[str], output: str, title: str = 'opval report', trends: Sequence[tuple[str, str, Sequence[tuple[str, float]]]] = [], history: str = '') -> str:
     """
-    the HTML report (report/html_report.hpp) of run journals and bench records, written to `output`; trends: (case, unit, [(run label, value)]) per case; returns what it holds, in words
+    the HTML report (report/html_report.hpp) of run journals and bench records, written to `output`; trends: (case, unit, [(run label, value)]) per case, and those of the run history `history`; returns what it holds, in words
     """
 
 def merge_session(journals: Sequence[str], out: object, warn: object, jsonl: str = '', verbose: bool = False, history: str = '', commit: str = '', tier: str = '', label: str = '') -> tuple:

@@ -27,6 +27,8 @@ connection::connection(const std::string& path, bool create) : path_(path) {
 connection::~connection() { sqlite3_close(db_); }
 
 void connection::fail(std::string_view doing) const {
+  if ((sqlite3_extended_errcode(db_) & 0xff) == SQLITE_NOTADB)
+    throw error(fmt::format("'{}' is not an SQLite database, so not an opval history database", path_));
   throw error(fmt::format("history database '{}': {}: {}", path_, doing, sqlite3_errmsg(db_)));
 }
 

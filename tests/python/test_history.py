@@ -70,3 +70,18 @@ def test_a_tier_chooses_the_suite_and_merge_records(tmp_path):
     assert all(r.choice is not None for r in merged.results)  # the tier's 10-minute budget chose them
     runs = opval.history.ask(db, "runs")
     assert len(runs) == 1 and runs[0]["at"]["tier"] == "regression" and runs[0]["cases"] == len(regression.results)
+
+
+def test_the_report_charts_the_historys_trends(tmp_path):
+    db = str(tmp_path / "h.db")
+    for commit in ("c1", "c2"):
+        opval.run(["sim"], ops=["relu"], history=db, commit=commit, jsonl=str(tmp_path / f"{commit}.jsonl"),
+                  out=open(tmp_path / "out.txt", "w"))
+    page = tmp_path / "report.html"
+    opval.report([tmp_path / "c2.jsonl"], output=page, history=db)
+    html = page.read_text()
+    trends = html.index('<section id="trends">')
+    assert "No run history was given" not in html
+    assert "relu" in html[trends:] and "chart line-chart" in html[trends:]
+    with pytest.raises(ValueError, match="not an opval history database"):
+        opval.report([tmp_path / "c2.jsonl"], output=tmp_path / "bad.html", history=tmp_path / "c1.jsonl")
