@@ -16,7 +16,7 @@ section 4; docs/FLEET.md).
 
 Usage (the figures of docs/FLEET.md come from exactly this):
 
-    python3 bench/fleet.py build/opval --shards 8 -- --tag generated --suite-budget 50
+    .venv/bin/python bench/fleet.py build/opval --shards 8 -- --tag generated --suite-budget 50
 
 Everything after `--` is the selection and options of `opval run`.
 """
