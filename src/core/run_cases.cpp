@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "bench/sample_summary.hpp"
 #include "core/case_selection.hpp"
 #include "core/changed_paths.hpp"
 #include "core/shards.hpp"
@@ -31,22 +30,26 @@ std::string key_of(const planned_case& c) {
   return history_case_key(case_key_fields{std::string(c.lp->prob.op()), c.sb->b->name(), c.lp->prob.to_string(), "", c.seed});
 }
 
-// The recorded times where the history has them; the others estimated, scaled by how the
-// recorded ones compare with their estimates.
+// The recorded times where the history has them; the others estimated, scaled up (never down)
+// by the recorded cases' total time over their estimated total: a slower machine or backend
+// than the fit's makes every estimate longer, while a history of tiny cases, which take a
+// quarter of their estimate, must not shrink the others' (an overrun of the budget).
 std::vector<double> expected_seconds(const std::vector<planned_case>& cases, const std::vector<std::string>& keys,
                                      const std::map<std::string, case_history>& history,
                                      std::vector<bool>& measured) {
-  std::vector<double> estimate(cases.size()), ratios;
+  std::vector<double> estimate(cases.size());
   measured.assign(cases.size(), false);
   std::vector<double> out(cases.size());
+  double recorded = 0, recorded_estimate = 0;
+  int recorded_cases = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     estimate[i] = estimated_case_cost(cases[i].lp->prob) * seconds_per_cost_unit;
     if (const auto h = history.find(keys[i]); h != history.end() && h->second.seconds) {
       out[i] = *h->second.seconds, measured[i] = true;
-      ratios.push_back(out[i] / estimate[i]);
+      recorded += out[i], recorded_estimate += estimate[i], ++recorded_cases;
     }
   }
-  const double scale = ratios.size() >= 5 ? median_of(ratios) : 1.0;
+  const double scale = recorded_cases >= 5 ? std::max(1.0, recorded / recorded_estimate) : 1.0;
   for (std::size_t i = 0; i < cases.size(); ++i)
     if (!measured[i]) out[i] = estimate[i] * scale;
   return out;

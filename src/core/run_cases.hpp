@@ -41,8 +41,9 @@ struct case_plan {
 /// The run's cases: each problem, at each seed, on each backend (backends innermost, so a
 /// problem's backends run on the same inputs one after the other). With a budget, only those
 /// select_cases chooses, in its order. Expected times: the history's median for a case it
-/// recorded, else estimated_case_cost scaled to seconds (by the history's recorded/estimated
-/// ratio when it has 5 cases or more, else by the fit on sim of docs/FLEET.md).
+/// recorded, else estimated_case_cost in seconds by the fit on sim of docs/FLEET.md, scaled up
+/// (never down) by the recorded cases' total over their estimated total when the history holds
+/// 5 or more.
 case_plan plan_run_cases(const std::vector<located_problem>& problems, const std::vector<session_backend>& backends,
                          const case_plan_inputs& in);
 

@@ -49,7 +49,7 @@ def test_framework_runs_every_ops_regression_suite(backend):
 
 
 # The torch.compile smoke: a heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)  # 302 s in the clean-clone CI of 2026-12-06 (Inductor's caches cold)
 def test_torch_compile_runs_the_smoke_suites_compiled():
     outcome = run_and_judge("torch_compile", "smoke")
     # Every case that produced a result (a CRASH has none) ran a compiled graph.

@@ -279,7 +279,7 @@ def test_the_readme_tour_runs_as_written(tmp_path):
             if key in c.text + "\n" and not re.search(pattern, output):
                 failures.append(f"`{first}` does not show /{pattern}/:\n{output[-2000:]}")
         if re.match(r"(build/opval|\.venv/bin/python -m opval) run ", c.text) and \
-                not re.search(r"\n\d+ passed, \d+ failed, \d+ skipped\n*$", done.stdout):
+                not re.search(r"(?:^|\n)\d+ passed, \d+ failed, \d+ skipped\n*$", done.stdout):
             failures.append(f"`{first}` does not end with its closing line:\n{done.stdout[-1000:]}")
     compared = [ex for ex in t.examples if not (refused and ex.command.startswith(NEEDS_THE_ROOFLINE))]
     failures += check_examples(README, text, compared, outputs, home)
