@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/command_output.hpp"
 #include "core/shell_quote.hpp"
 #include "opval/error.hpp"
 
@@ -24,16 +25,12 @@ std::vector<std::string> lines_of(std::istream& in) {
 }
 
 std::vector<std::string> git_diff(const std::string& revision) {
-  const std::string command = fmt::format("git diff --name-only {} -- 2>/dev/null", detail::shell_word(revision));
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) throw error("--changes: cannot run git");
-  std::string text;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, p)) text.append(buffer, n);
-  if (pclose(p) != 0)
+  const std::optional<std::string> text =
+      command_output(fmt::format("git diff --name-only {} -- 2>/dev/null", detail::shell_word(revision)));
+  if (!text)
     throw error(fmt::format("--changes '{}' is neither a file of paths nor a git revision here (git diff failed)",
                             revision));
-  std::istringstream in(text);
+  std::istringstream in(*text);
   return lines_of(in);
 }
 

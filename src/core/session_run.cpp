@@ -163,7 +163,8 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
        .changes = s.changes, .commit = s.budget_seconds > 0 && s.commit.empty() ? detect_commit() : s.commit});
   const shard_plan shards = shard ? plan_shards(*shard, plan.seconds) : shard_plan{};
   if (shard) acknowledge_sharding(*shard);
-  std::vector<case_result> results;  // for the history
+  std::vector<case_result> results;  // for the history, which a shard does not record in
+  const bool records_history = history && !shard;
   if (!plan.note.empty()) err << "opval: " << plan.note << '\n';
   for (auto& r : reporters) r->on_start(o);
   if (s.resume.empty()) {  // a resumed journal has them already
@@ -201,7 +202,7 @@ int run_session(const std::vector<located_problem>& problems, const run_options&
     for (auto& r : reporters) r->on_result(result);
     progress.finished(result);
     if (!recorded) files.record(result);
-    if (history) results.push_back(std::move(result));
+    if (records_history) results.push_back(std::move(result));
   }
   progress.stop();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -11,6 +11,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "core/command_output.hpp"
 #include "core/journal.hpp"
 #include "history/sqlite.hpp"
 #include "opval/error.hpp"
@@ -153,12 +154,7 @@ std::optional<std::string> first_set(std::initializer_list<const char*> names) {
 }
 
 std::string git_head() {
-  FILE* p = popen("git rev-parse HEAD 2>/dev/null", "r");
-  if (!p) return "";
-  std::array<char, 128> buffer{};
-  std::string out;
-  while (fgets(buffer.data(), buffer.size(), p)) out += buffer.data();
-  if (pclose(p) != 0) return "";
+  std::string out = command_output("git rev-parse HEAD 2>/dev/null").value_or("");
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
 }
