@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -118,6 +119,31 @@ struct posterior_check {
   std::string on_pass;     ///< what it means when it passes and the element-wise test fails
 };
 
+/// A sample of a problem's outputs as a smaller problem of the same op, for sampled verification
+/// (docs/NUMERICS.md, "Sampled verification"): `sub` computes exactly the sampled elements of p's
+/// outputs from `inputs` (gathered from p's), so its fp64 reference and bound are p's at those
+/// elements. The sample is stratified: `coverage` says what it is sure to contain.
+struct output_sample {
+  problem sub;
+  std::vector<tensor> inputs;  ///< sub's inputs, contiguous
+  /// Per output: for each element of sub's output (row-major), its row-major position in p's.
+  std::vector<std::vector<std::int64_t>> where;
+  std::string coverage;  ///< "one element in every aligned 16x16 tile of each matrix, rows 0, m-1, ..."
+};
+
+/// A checksum test of one whole output against the inputs (op_spec::checksums): linear
+/// combinations of the output compared in fp64 with the same combinations computed from the
+/// inputs, under a threshold that a correct kernel exceeds with probability below the policy's
+/// false-alarm rate. Cheaper than the reference by a factor of the reduction length.
+struct checksum_result {
+  std::size_t output = 0;
+  std::string name;      ///< "checksums"
+  bool passed = true;
+  std::string reason;    ///< where the checks disagree (rows x columns), when not passed
+  std::string method;    ///< how it was made and its threshold
+  std::string guarantee; ///< what it is sure to catch, with what probability
+};
+
 /// One operator. Implementations live in src/ops/<op>/ and register with OPVAL_REGISTER_OP.
 class op_spec {
  public:
@@ -177,6 +203,19 @@ class op_spec {
   virtual int perturbed_input(const problem& p) const { return 0; }
   /// Known wrong mechanisms that could explain a failure of p (none by default).
   virtual std::vector<kernel_hypothesis> hypotheses(const problem& p) const { return {}; }
+  /// A stratified sample of p's outputs as a smaller problem (output_sample), drawn from `seed`;
+  /// nullopt where the op has none for p (then it is verified in full).
+  virtual std::optional<output_sample> sample(const problem& p, std::span<const tensor> in,
+                                              std::uint64_t seed) const {
+    return std::nullopt;
+  }
+  /// Checksum tests of the whole outputs `out` (checksum_result), vectors drawn from `seed`;
+  /// none where the op has none for p.
+  virtual std::vector<checksum_result> checksums(const problem& p, const fill_traits& f, const bound_options& o,
+                                                 std::span<const tensor> in, std::span<const tensor> out,
+                                                 std::uint64_t seed) const {
+    return {};
+  }
 };
 
 /// Tensors for `operands` (their types, shapes and layouts), zero-filled, from `alloc`.

@@ -100,7 +100,15 @@ struct run_options {
   /// (core/alternative_reference.hpp); the own reference is still computed, to say how far
   /// the alternative lies from it.
   std::optional<alternative_reference> reference;
+  /// How outputs are verified (docs/NUMERICS.md, "Sampled verification"): "full" (every element
+  /// against the fp64 reference), "sampled" (a stratified sample of elements against it, the
+  /// op's checksums over every element, one kernel run) or "auto" (sampled from
+  /// sampled_verification_flops up, where the op can sample the problem).
+  std::string verify = "auto";
 };
+
+/// The size (FLOPs, op_counts::flops) from which `verify=auto` verifies by sample and checksums.
+inline constexpr double sampled_verification_flops = 8.0e9;
 
 /// Wall times of the stages of one case, in seconds. `prepare` is the backend's set-up
 /// (primitive creation, kernel builds, uploads), `execute` the kernel launch to completion,
@@ -155,6 +163,14 @@ struct case_choice {
   std::string why;  ///< "failed at its latest run (commit 1a2b3c)", "covers 3 features no chosen case had: ..."
 };
 
+/// How a case's outputs were verified (run_options::verify): its method and what it guarantees.
+struct verification {
+  std::string method = "full";  ///< "full" or "sampled"
+  std::string sample;           ///< sampled: the sample's size and what it is sure to contain
+  std::string checksums;        ///< sampled: the checksums made and their detection guarantee ("" if none)
+  std::string why;              ///< why this method (auto's choice, or why sampled fell back to full)
+};
+
 /// Everything recorded about one case: its identity, then what happened.
 struct case_result : case_identity {
   std::string backend_version;
@@ -179,6 +195,9 @@ struct case_result : case_identity {
   std::optional<shard_position> shard;
   /// Set in the records of a run with a time budget: why it was chosen.
   std::optional<case_choice> choice;
+  /// How the outputs were verified: "full" (recorded only when not), or "sampled" with what the
+  /// sample and the checksums are sure to catch.
+  verification verified;
 };
 
 /// The JSON record of one case (what the JSONL reporter writes on one line, schema in

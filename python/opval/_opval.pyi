@@ -707,6 +707,12 @@ class CaseResult:
         """
 
     @property
+    def verification(self) -> dict:
+        """
+        how the outputs were verified: method ('full' or 'sampled'), sample, checksums, why (docs/NUMERICS.md)
+        """
+
+    @property
     def repro(self) -> str:
         """the command (or Python call) that reproduces the case"""
 

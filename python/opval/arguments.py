@@ -206,6 +206,7 @@ _RULES: dict[str, _Rule] = {
     **{check: _Rule("True or False", _flag)
        for check in ("guard", "guard_before", "guard_tight", "poison", "input_check", "perturb")},
     "max_memory": _Rule("a number of gigabytes, 0 or more (0: half the memory available)", _seconds(0.0, inclusive=True)),
+    "verify": _Rule("'auto', 'full' or 'sampled'", _one_of(("auto", "full", "sampled"))),
     # the session
     "backends": _Rule(f"a backend (a registered or framework name, a plugin path, an opval.Backend) {_ONE_OR_MORE}, "
                       "at least one", _backends),

@@ -324,7 +324,7 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
           problems: Sequence[str | _opval.Problem] | str | None = None, arrays: str = "numpy", name: str | None = None,
           policy: str = "bound", seed: int = 1, guard: bool = True, guard_before: bool = False, guard_tight: bool = False,
           poison: bool = True, input_check: bool = True, perturb: bool = True, worst: int = 5, threads: Sequence[int] = (),
-          leak_check: int = 0, max_memory: float = 0.0, reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
+          leak_check: int = 0, max_memory: float = 0.0, verify: str = "auto", reference: str | _opval.Backend | None = None, raise_on_failure: bool = False,
           verbose: bool = False, suite_budget: int = 200) -> CheckResult:
     """Validates the Python kernel `impl` of op `op` on the suite `tag` (or on `problems`).
 
@@ -350,7 +350,8 @@ def check(op: str | _opval.Op, impl: Callable, *, contracts: Iterable[str] | str
     kernel_name = backend.name.removeprefix("python:")
     options = make_options(a.reference, policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before,
                            guard_tight=a.guard_tight, poison=a.poison, input_check=a.input_check, perturb=a.perturb,
-                           worst=a.worst, threads=a.threads, leak_check=a.leak_check, max_memory=a.max_memory)
+                           worst=a.worst, threads=a.threads, leak_check=a.leak_check, max_memory=a.max_memory,
+                           verify=a.verify)
     options.backend = backend.name
     repro = (None, "python_check", kernel_name, _reference_name(a.reference),
              f"arrays={a.arrays!r}" if a.arrays != "numpy" else "")

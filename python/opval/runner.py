@@ -171,7 +171,7 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str | None 
         timeout: float | None = None, worker_startup: float = 180.0, verbose: bool = False, out: IO[str] | None = None, guard: bool = True,
         guard_before: bool = False, guard_tight: bool = False, poison: bool = True, input_check: bool = True,
         perturb: bool = True, worst: int = 5, threads: Sequence[int] = (), leak_check: int = 0, max_memory: float = 0.0,
-        reference: str | None = None, resume: str | None = None, shard: str | None = None,
+        verify: str = "auto", reference: str | None = None, resume: str | None = None, shard: str | None = None,
         command: str | None = None, suite_budget: int = 200, history: str | None = None, commit: str | None = None,
         tier: str | None = None, label: str | None = None, budget: str | float | None = None,
         changes: str | None = None, seeds: int = 0) -> RunResult:
@@ -206,6 +206,9 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str | None 
     failures and flaky cases from `history`, the ops and backends `changes` — a git revision or
     a file of paths — touches, then feature coverage); each result's `choice` says why.
     seeds: each case at that many seeds from `seed` (0: 1, or the tier's).
+    verify: 'full' (every output element against the fp64 reference), 'sampled' (a stratified
+    sample of elements and the op's checksums, one kernel run) or 'auto' (sampled from 8e9 FLOPs
+    up); each result's `verification` says which (docs/NUMERICS.md, "Sampled verification").
     Ctrl-C or SIGTERM ends the run between two cases and raises KeyboardInterrupt saying how
     many ran and how to resume (`command`, the command line that started the run, is what it
     says to resume with; python -m opval run gives its own)."""
@@ -223,7 +226,7 @@ def run(backends: Iterable[str | _opval.Backend] = ("sim",), *, tag: str | None 
     selected = [] if generate else select(tag, a.ops, a.contracts or [], a.problems)
     settings = dict(policy=a.policy, seed=a.seed, guard=a.guard, guard_before=a.guard_before, guard_tight=a.guard_tight,
                     poison=a.poison, input_check=a.input_check, perturb=a.perturb, worst=a.worst, threads=a.threads,
-                    leak_check=a.leak_check, max_memory=a.max_memory, reference=a.reference)
+                    leak_check=a.leak_check, max_memory=a.max_memory, verify=a.verify, reference=a.reference)
     options = make_options(**settings)
     specs, reference, isolation = a.backends, a.reference, a.isolation
     worker = None

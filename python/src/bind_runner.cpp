@@ -107,6 +107,15 @@ void bind_result(nb::module_& m) {
             return nb::make_tuple(r.choice->rank, r.choice->why);
           },
           "in a run with a time budget: (rank, why) — its place in the chosen order and why it was chosen; else None")
+      .def_prop_ro(
+          "verification",
+          [](const case_result& r) {
+            nb::dict d;
+            d["method"] = r.verified.method, d["sample"] = r.verified.sample;
+            d["checksums"] = r.verified.checksums, d["why"] = r.verified.why;
+            return d;
+          },
+          "how the outputs were verified: method ('full' or 'sampled'), sample, checksums, why (docs/NUMERICS.md)")
       .def_rw("repro", &case_result::repro, "the command (or Python call) that reproduces the case")
       .def_rw("source", &case_result::source)
       .def_ro("not_applicable", &case_result::not_applicable,

@@ -341,6 +341,14 @@ void describe(Io& io, X& c) {
   io("why", c.why);
 }
 
+template <class Io, either<verification> X>
+void describe(Io& io, X& v) {
+  io("method", v.method);
+  io.optional("sample", v.sample, !v.sample.empty());
+  io.optional("checksums", v.checksums, !v.checksums.empty());
+  io.optional("why", v.why, !v.why.empty());
+}
+
 template <class Io, either<case_result> X>
 void describe(Io& io, X& r) {
   int version = result_schema_version;
@@ -372,6 +380,8 @@ void describe(Io& io, X& r) {
   io.optional("known_failure", r.known_failure, r.known_failure.has_value());
   io.optional("shard", r.shard, r.shard.has_value());  // only in a sharded run's records
   io.optional("selection", r.choice, r.choice.has_value());  // only in a run with a time budget
+  // Only when not verified in full, or when sampled verification was asked for and fell back to full.
+  io.optional("verification", r.verified, r.verified.method != "full" || !r.verified.why.empty());
   io.written("opval", [] { return json{{"version", build::version}, {"git_sha", build::git_sha}}; });
 }
 

@@ -111,6 +111,15 @@ void poison(tensor& t, int pass) {
   for (std::size_t off = 0; off + es <= s.size(); off += es) std::memcpy(p + off, &bits, es);
 }
 
+element_finding still_poisoned(const tensor& t, int pass) {
+  const std::uint64_t bits = poison_bits(t.type(), pass);
+  element_finding f;
+  for_each_pair(t, t, [&](std::int64_t i, std::uint64_t a, std::uint64_t) {
+    if (a == bits) record(f, i, a, a);
+  });
+  return f;
+}
+
 element_finding never_written(const tensor& pass0, const tensor& pass1) {
   const std::uint64_t p0 = poison_bits(pass0.type(), 0), p1 = poison_bits(pass1.type(), 1);
   element_finding f;
@@ -200,10 +209,7 @@ void kernel_checks::compare_passes(backend& b, std::span<const tensor> ins, cons
   std::optional<std::vector<tensor>> again0, again1;  // the reruns, made once for every output
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (same_storage(pass0[i], pass1[i])) continue;
-    element_finding nw = never_written(pass0[i], pass1[i]);
-    if (nw.count)
-      add(fmt::format("output '{}': {} of {} elements never written (first at {})", ops[i].name, nw.count,
-                      pass0[i].numel(), format_index(pass0[i].unravel(nw.first))));
+    note_never_written(ops[i], pass0[i], never_written(pass0[i], pass1[i]));
     if (!must_repeat()) continue;
     const element_finding d = bitwise_differences(pass0[i], 0, pass1[i], 1);
     if (!d.count) continue;
@@ -223,6 +229,17 @@ void kernel_checks::compare_passes(backend& b, std::span<const tensor> ins, cons
                           "{} of {} elements, first at {}", ops[i].name, d.count, pass0[i].numel(),
                           describe_first(pass0[i], d)));
   }
+}
+
+void kernel_checks::note_never_written(const operand& op, const tensor& t, const element_finding& nw) {
+  if (nw.count)
+    add(fmt::format("output '{}': {} of {} elements never written (first at {})", op.name, nw.count, t.numel(),
+                    format_index(t.unravel(nw.first))));
+}
+
+void kernel_checks::check_one_pass(const std::vector<operand>& ops, const std::vector<tensor>& pass0) {
+  if (!o_.poison_check) return;
+  for (std::size_t i = 0; i < ops.size(); ++i) note_never_written(ops[i], pass0[i], still_poisoned(pass0[i], 0));
 }
 
 void kernel_checks::compare_thread_counts(backend& b, std::span<const tensor> ins, const std::vector<operand>& ops,

@@ -31,6 +31,9 @@ struct element_finding {
 /// Elements still holding pass 0's poison in `pass0` and pass 1's in `pass1`: never written.
 element_finding never_written(const tensor& pass0, const tensor& pass1);
 
+/// Elements of t still holding the poison of `pass`: never written by a run over it.
+element_finding still_poisoned(const tensor& t, int pass);
+
 /// Elements whose bits differ between a and b, ignoring those never written in both (when
 /// a and b were poisoned with different passes; `a_pass`/`b_pass` say which, -1 = none).
 element_finding bitwise_differences(const tensor& a, int a_pass, const tensor& b, int b_pass);
@@ -73,6 +76,10 @@ class kernel_checks {
   /// whenever the buffer starts alike did not overwrite its output, else it is nondeterministic.
   void compare_passes(backend& b, std::span<const tensor> ins, const std::vector<operand>& ops,
                       const std::vector<tensor>& pass0, const std::vector<tensor>& pass1);
+  /// Judges one run of the kernel over outputs poisoned with pass 0 (sampled verification's
+  /// single run): elements still holding the poison were never written. A kernel accumulating
+  /// into its output reads the poison's NaN, which the checksums and the sample then see.
+  void check_one_pass(const std::vector<operand>& ops, const std::vector<tensor>& pass0);
   /// Re-runs the kernel with each of the options' OpenMP thread counts; outputs must match
   /// `first`'s (computed with the default thread count) bitwise.
   void compare_thread_counts(backend& b, std::span<const tensor> ins, const std::vector<operand>& ops,
@@ -91,6 +98,7 @@ class kernel_checks {
   void check_after_run(std::span<const tensor> ins, std::span<tensor> outs);
   bool must_repeat() const;
   void add(std::string finding);
+  void note_never_written(const operand& op, const tensor& t, const element_finding& nw);
   void check_canaries(const tensor& t);
   void check_input(watched_input& w);
 

@@ -41,6 +41,11 @@ void explain_reference(case_result& r, const std::vector<std::string>& agreement
                               fmt::join(agreement, "; "));
 }
 
+// A sample's worst elements named by their places in the problem it was drawn from.
+void relocate(metrics& m, std::size_t output, const std::function<dims(std::size_t, const dims&)>& place) {
+  for (worst_element& w : m.worst) w.index = place(output, w.index);
+}
+
 // A failure whose every element a known wrong mechanism reproduces says so in its reason.
 void explain_by_hypothesis(const judging_input& in, const std::vector<judgement>& js, case_result& r) {
   std::vector<const tensor*> bounds;
@@ -203,10 +208,11 @@ std::vector<judgement> judge_outputs(const judging_input& in, const run_options&
       ci.contract_values = &sim.outputs()[i];
       ov.m = timed(phase::compare, r.times.compare, [&] { return compare_outputs(ci); });
     }
+    if (in.place) relocate(ov.m, i, in.place);
     ov.bound = j.bound_text;
     decide(ov);
     // A failing output's heatmap (the HTML report's): where in it the errors lie.
-    if (ov.st == state::failed) ov.m.tiles = timed(phase::compare, r.times.compare, [&] { return tile_errors(ci); });
+    if (ov.st == state::failed && !in.place) ov.m.tiles = timed(phase::compare, r.times.compare, [&] { return tile_errors(ci); });
     if (ci.contract_values) explain_contract_values(ov, *ci.contract_values);
     std::vector<output_check> checks;
     std::vector<posterior_check> made;

@@ -2,6 +2,7 @@
 // The judging stage of a case: from the outputs, the fp64 reference and the policy to each
 // output's verdict (the bound or tolerance per element, the comparison, the decision). Shared
 // by a kernel run (runner.cpp) and by judge() of tensors the user already has (judge.cpp).
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct judging_input {
   /// Measure the tightest contract the outputs meet (observed_precision.hpp) when a case fails
   /// or its contract rounds inputs; off for sim, whose results are the contract's by design.
   bool observe_precision = true;
+  /// Sampled verification: where an element of output i (its index in `outs[i]`) lies in the
+  /// problem the sample was drawn from, so that worst elements and reasons name that position.
+  std::function<dims(std::size_t output, const dims& index)> place;
 };
 
 /// Whether contract c may legitimately give another special value than the exact result on

@@ -13,6 +13,7 @@
 #include "core/memory_checks.hpp"
 #include "core/output_judging.hpp"
 #include "core/perturbation.hpp"
+#include "core/sampled_verification.hpp"
 #include "core/timed.hpp"
 #include "core/valgrind_client.hpp"
 #include "core/guarded_allocator.hpp"
@@ -59,16 +60,20 @@ void decline_case(case_result& r, const detail::kernel_checks& kc, const decline
 }
 
 // The kernel's runs on the filled inputs, each under the memory checks: the first (timed, into
-// `outs`), a second over the other poison (never-written elements, determinism), one per extra
-// thread count. False when the kernel declined the problem (decline_case).
+// `outs`), a second over the other poison (never-written elements, determinism) unless `one_run`
+// (sampled verification: the first run's poison alone shows never-written elements), one per
+// extra thread count. False when the kernel declined the problem (decline_case).
 bool run_kernel(backend& b, detail::kernel_checks& kc, const std::vector<tensor>& ins,
-                const std::vector<operand>& out_ops, std::vector<tensor>& outs, const run_options& o, case_result& r) {
+                const std::vector<operand>& out_ops, std::vector<tensor>& outs, const run_options& o, bool one_run,
+                case_result& r) {
   backend_run_times bt;
   bool ran = false;
   try {
     r.exec = kc.run(b, ins, outs, &bt);
     ran = true;
-    if (o.poison_check) {
+    if (one_run) {
+      kc.check_one_pass(out_ops, outs);
+    } else if (o.poison_check) {
       std::vector<tensor> outs1 = kc.outputs(out_ops, 1);
       kc.run(b, ins, outs1);
       kc.compare_passes(b, ins, out_ops, outs, outs1);
@@ -96,15 +101,22 @@ void evaluate(const problem& p, backend& b, const run_options& o, case_result& r
   reference_values alt;
   if (!detail::alternative_outputs(p, ins, o, alt, r)) return;
   kc.remember_inputs(ins, in_ops);
-  if (!run_kernel(b, kc, ins, out_ops, outs, o, r)) return;
-  std::vector<tensor> refs = detail::reference_tensors(out_ops);
-  timed(phase::reference, r.times.reference, [&] { spec.reference(p, ins, refs); });
-  const judging_input judged{.p = p, .ft = ft, .ins = ins, .refs = refs, .alt = o.reference ? &alt : nullptr,
-                             .outs = outs, .observe_precision = b.name() != "sim"};
-  const std::vector<judgement> js = judge_outputs(judged, o, r);
+  const std::optional<output_sample> sample = detail::draw_sample(p, ins, o, r);
+  if (!run_kernel(b, kc, ins, out_ops, outs, o, sample.has_value(), r)) return;
+  std::vector<tensor> refs;
+  std::vector<judgement> js;
+  if (sample) {
+    detail::judge_by_sample(p, ft, ins, *sample, outs, o, r);
+  } else {
+    refs = detail::reference_tensors(out_ops);
+    timed(phase::reference, r.times.reference, [&] { spec.reference(p, ins, refs); });
+    const judging_input judged{.p = p, .ft = ft, .ins = ins, .refs = refs, .alt = o.reference ? &alt : nullptr,
+                               .outs = outs, .observe_precision = b.name() != "sim"};
+    js = judge_outputs(judged, o, r);
+  }
   // A memory finding names the cause; the comparison's own reason, if any, follows it.
   if (const std::string memory = kc.findings(); !memory.empty()) fail_with_cause(r, memory, "; comparison: ");
-  if (r.v.st == state::passed && o.perturb_check)
+  if (!sample && r.v.st == state::passed && o.perturb_check)
     if (std::string finding = detail::perturbation_finding(p, b, o.seed, kc, ins, outs, refs, js); !finding.empty())
       r.v.st = state::mistrusted, r.v.reason = std::move(finding);
   if (o.leak_check > 0) detail::check_leaks_into(p, b, o.leak_check, ins, outs, r);

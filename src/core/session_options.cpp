@@ -123,6 +123,13 @@ std::vector<option_def> case_options() {
                "every size (the tensors keep only their elements' alignment)",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
        .field = +[](session_plan& p) -> bool& { return p.run.guard_tight; }},
+      {.flag = "--verify", .keyword = "verify", .value_name = "full|sampled|auto",
+       .help = "full: every output element against the fp64 reference; sampled: a stratified sample of elements "
+               "against it plus checksums over all (matmul), one kernel run; auto: sampled from 8e9 FLOPs up "
+               "(docs/NUMERICS.md, \"Sampled verification\")",
+       .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
+       .field = +[](session_plan& p) -> std::string& { return p.run.verify; }, .choices = "auto full sampled",
+       .show_default = true},
       {.flag = "--no-poison", .keyword = "poison",
        .help = "no poisoned outputs and no second kernel run (never-written and determinism checks)",
        .stage = S::per_case, .commands = run_repro_bench, .python = run_and_check,
@@ -316,7 +323,8 @@ std::string value_text(const T& v, bool python) {
   else if constexpr (std::is_same_v<T, std::vector<int>>)
     return python ? fmt::format("[{}]", fmt::join(v, ", ")) : fmt::format("{}", fmt::join(v, ","));
   else if constexpr (std::is_arithmetic_v<T>) return fmt::format("{}", v);
-  else return "";  // no per-case option is text or a list of texts
+  else if constexpr (std::is_same_v<T, std::string>) return python ? fmt::format("'{}'", v) : v;  // a word of its choices
+  else return "";  // no per-case option is a list of texts
 }
 
 /// A number of type T from the whole of `text`, or nullopt.

@@ -37,6 +37,7 @@ std::string change(session_plan& plan, const option_def& d) {
         else if constexpr (std::is_same_v<T, std::vector<int>>) v = {3, 1};
         else if constexpr (std::is_same_v<T, policy>) v = parse_policy("fixed:rtol=0.125,atol=3e-07");
         else if constexpr (std::is_same_v<T, guard_side>) v = guard_side::before;
+        else if constexpr (std::is_same_v<T, std::string>) v = std::string(d.choices.substr(d.choices.rfind(' ') + 1));
         else ADD_FAILURE() << d.flag << ": a per-case option of a type this test cannot change";
         return reading(field(plan));
       },

@@ -295,3 +295,21 @@ def test_every_selection_form_selects_the_clis_cases(form, tmp_path, monkeypatch
     for op in sorted({d.split()[0] for d, _ in cli}):
         mine = [(str(p), inline(s, "<opval.check>")) for p, s in _problems(op, tag, problems or None)]
         assert mine == [c for c in cli if c[0].split()[0] == op], op
+
+
+def test_sampled_verification_from_python(tmp_path):
+    """verify='sampled' reaches the worker and the record says how the case was verified; the
+    repro carries it."""
+    jsonl = tmp_path / "sampled.jsonl"
+    line = "matmul m=300 n=260 k=128 dt=f32:f32:f32"
+    outcome = run(["openblas"], problems=[line], verify="sampled", jsonl=str(jsonl), out=io.StringIO())
+    assert outcome.passed
+    result = outcome.results[0]
+    assert result.verification["method"] == "sampled"
+    assert "16x16 tile" in result.verification["sample"] and "Freivalds" in result.verification["checksums"]
+    assert "--verify sampled" in result.repro
+    assert records(jsonl)[0]["verification"]["method"] == "sampled"
+    full = run(["openblas"], problems=[line], out=io.StringIO()).results[0]
+    assert full.verification["method"] == "full" and "verification" not in json.loads(full.to_json())
+    with pytest.raises(ValueError, match="verify"):
+        run(["openblas"], problems=[line], verify="quick")

@@ -551,12 +551,15 @@ std::vector<double> input_reach(const contract& c, const epilogue_spec& e, doubl
   if (e.integer_acc || (alpha_a == 0 && alpha_b == 0)) return std::vector<double>(n, 0.0);
   std::vector<double> reach = exact_dots(dot_values::first_magnitudes);
   const std::vector<double> sum_b = exact_dots(dot_values::second_magnitudes);
-  for (std::size_t i = 0; i < n; ++i)
-    reach[i] = (1 + rho) * (alpha_b * reach[i] + alpha_a * sum_b[i]) + k * alpha_a * alpha_b;
+  for (std::size_t i = 0; i < n; ++i) reach[i] = product_reach(alpha_a, alpha_b, rho, k, reach[i], sum_b[i]);
   return reach;
 }
 
 }  // namespace
+
+double product_reach(double alpha_a, double alpha_b, double rho, double k, double sum_abs_a, double sum_abs_b) {
+  return (1 + rho) * (alpha_b * sum_abs_a + alpha_a * sum_abs_b) + k * alpha_a * alpha_b;
+}
 
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,

@@ -162,6 +162,11 @@ error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const
                        const bound_options& o, const epilogue_reader& rd,
                        const std::function<std::vector<double>(dot_values)>& exact_dots);
 
+/// dot_sums::reach of one output from the sums of |a| and |b| over its K terms, for inputs whose
+/// storage or rounding loses up to alpha_a and alpha_b absolutely (input_absolute_error):
+/// (1 + rho)(alpha_b sum|a| + alpha_a sum|b|) + K alpha_a alpha_b.
+double product_reach(double alpha_a, double alpha_b, double rho, double k, double sum_abs_a, double sum_abs_b);
+
 /// Effective batch/tile helpers: stored values with zero points removed (integer contracts).
 std::vector<double> centered(std::vector<double> values, std::int64_t zp);
 

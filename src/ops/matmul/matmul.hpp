@@ -20,6 +20,7 @@
 // Inputs in order: A, B, then A_scale and B_scale (block > 0), C (beta != 0), bias [n],
 // residual (dst's shape), scale_b [n] (scale_b_mode=per_channel). Output: dst.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,7 +73,8 @@ std::vector<double> exact_dots(const matmul_shape& s, const common_gemm::epilogu
 
 /// The matmul op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
 /// registration; reference.cpp: the fp64 reference and the contract-exact simulation;
-/// bound.cpp: the error model; suite.cpp: the suites.
+/// bound.cpp: the error model; suite.cpp: the suites; sample.cpp: sampled verification
+/// (the output sample and the checksums).
 class matmul_spec final : public op_spec {
  public:
   matmul_spec();
@@ -92,6 +94,10 @@ class matmul_spec final : public op_spec {
   void reference(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   std::vector<kernel_hypothesis> hypotheses(const problem& p) const override;
+  std::optional<output_sample> sample(const problem& p, std::span<const tensor> in, std::uint64_t seed) const override;
+  std::vector<checksum_result> checksums(const problem& p, const fill_traits& f, const bound_options& o,
+                                         std::span<const tensor> in, std::span<const tensor> out,
+                                         std::uint64_t seed) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
   std::vector<std::string> suite(std::string_view tag) const override;

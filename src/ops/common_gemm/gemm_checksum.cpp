@@ -1,0 +1,338 @@
+// Checksums of GEMM-like outputs (gemm_checksum.hpp; docs/NUMERICS.md "Sampled verification").
+#include "ops/common_gemm/gemm_checksum.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "core/error_model.hpp"
+#include "core/rng.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
+
+namespace opval::ops::common_gemm {
+namespace {
+
+constexpr int r_vectors = checksum_vectors;
+constexpr std::uint64_t vector_salt = 0x6368656b73756d73ull;  // the checksum vectors' own seed stream
+
+// Norms of one row (or column) of an operand, the envelope of its sums over K with any other.
+struct norms {
+  double l1 = 0, l2 = 0, l4 = 0;  // sum|v|, sqrt(sum v^2), sqrt(sum v^4)
+};
+
+norms norms_of(const double* v, std::int64_t count, std::int64_t stride) {
+  double s1 = 0, s2 = 0, s4 = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double x = v[i * stride], x2 = x * x;
+    s1 += std::abs(x), s2 += x2, s4 += x2 * x2;
+  }
+  return {s1, std::sqrt(s2), std::sqrt(s4)};
+}
+
+norms max_of(const std::vector<norms>& all) {
+  norms m;
+  for (const norms& x : all) m.l1 = std::max(m.l1, x.l1), m.l2 = std::max(m.l2, x.l2), m.l4 = std::max(m.l4, x.l4);
+  return m;
+}
+
+// An upper bound on the total bound b_ij (the op's error bound plus the output rounding) of
+// every element whose row of A has norms `a` and column of B norms `b`, whose |C|, |bias|,
+// |residual| and |scale_b| are at most the given values: epilogue_error is nondecreasing in
+// |s|, sum|a||b|, sum a^2 b^2 and each epilogue operand's magnitude, and by Cauchy-Schwarz
+// |s| <= sum|a||b| <= |a|_2 |b|_2 and sum a^2 b^2 <= |a^2|_2 |b^2|_2.
+class element_envelope {
+ public:
+  element_envelope(const problem& p, const epilogue_spec& e, const gemm_error_model& model, double k)
+      : c_(p.dt), e_(e), model_(model), k_(k) {
+    e_.alpha = std::abs(e.alpha), e_.beta = std::abs(e.beta), e_.scale_a = std::abs(e.scale_a);
+    e_.scale_b = std::abs(e.scale_b);
+    alpha_a_ = input_absolute_error(p.dt, p.dt.src), alpha_b_ = input_absolute_error(p.dt, p.dt.wei);
+  }
+
+  double operator()(const norms& a, const norms& b, double c, double bias, double residual, double scale_b) const {
+    const double mag = a.l2 * b.l2;
+    const double reach = product_reach(alpha_a_, alpha_b_, model_.k.rho_prod, k_, a.l1, b.l1);
+    const epilogue_inputs v{.scale_b = scale_b, .c = c, .bias = bias, .residual = residual};
+    const double err = epilogue_error(e_, model_.k, {mag, mag, a.l4 * b.l4, reach}, v);
+    const double y = dequant_factor(e_, scale_b) * mag + e_.beta * c + bias + residual;
+    return err + output_rounding_bound(c_.dst, c_.dst_round, c_.denorm, y + err);
+  }
+
+ private:
+  contract c_;
+  epilogue_spec e_;
+  const gemm_error_model& model_;
+  double k_;
+  double alpha_a_ = 0, alpha_b_ = 0;
+};
+
+// Per output batch, the sums each check compares: from the kernel's output (got), from the
+// inputs (want), the magnitudes that bound the fp64 evaluation (mag), per vector t.
+struct sums {
+  std::vector<double> got, want, mag;  // [t * count + i]
+  explicit sums(std::int64_t count) : got(r_vectors * count), want(r_vectors * count), mag(r_vectors * count) {}
+};
+
+double max_abs_row(const std::vector<double>& v, std::int64_t at, std::int64_t n) {
+  double m = 0;
+  for (std::int64_t j = 0; j < n; ++j) m = std::max(m, std::abs(v[at + j]));
+  return m;
+}
+
+// "rows 3..18 (16)" from sorted indices: at most four ranges, then the count of the rest.
+std::string ranges_text(const std::vector<std::int64_t>& at, const char* what) {
+  std::string text;
+  std::size_t shown = 0, i = 0;
+  while (i < at.size() && shown < 4) {
+    std::size_t j = i;
+    while (j + 1 < at.size() && at[j + 1] == at[j] + 1) ++j;
+    text += fmt::format("{}{}", text.empty() ? "" : ", ",
+                        i == j ? std::to_string(at[i]) : fmt::format("{}..{}", at[i], at[j]));
+    ++shown, i = j + 1;
+  }
+  if (i < at.size()) text += fmt::format(" and {} more", at.size() - i);
+  return fmt::format("{} {} ({} in all)", what, text, at.size());
+}
+
+// One output batch's checks: flags the rows and columns whose sums disagree beyond their
+// thresholds and keeps the worst ratio.
+struct batch_findings {
+  std::vector<std::int64_t> rows, cols;
+  double worst_ratio = 0;
+  double median_row_threshold = 0;
+};
+
+class batch_checker {
+ public:
+  batch_checker(const checksum_operands& x, const epilogue_spec& e, const element_envelope& env, double z,
+                std::uint64_t seed)
+      : x_(x), e_(e), env_(env), z_(z), seed_(seed) {}
+
+  batch_findings check(std::int64_t ob) const {
+    const std::int64_t m = x_.m, n = x_.n, k = x_.k;
+    const double* a = x_.a.data() + x_.a_offset[ob];
+    const double* b = x_.b.data() + x_.b_offset[ob];
+    const std::int64_t out = ob * m * n;
+    // The Gaussian vectors: x (n) for the row checks, y (m) for the column checks.
+    std::vector<double> xv(r_vectors * n), yv(r_vectors * m), fx(r_vectors * n);
+    for (int t = 0; t < r_vectors; ++t) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        xv[t * n + j] = random_normal(seed_ ^ vector_salt, std::uint64_t(ob * 4 + t), std::uint64_t(j));
+        fx[t * n + j] = factor(j) * xv[t * n + j];
+      }
+      for (std::int64_t i = 0; i < m; ++i)
+        yv[t * m + i] = random_normal(seed_ ^ vector_salt, std::uint64_t(ob * 4 + 2 + t), std::uint64_t(i));
+    }
+    // Pass over B: w = B (f x) and |B| |f x|.
+    std::vector<double> w(r_vectors * k), w_abs(r_vectors * k);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t p = 0; p < k; ++p)
+      for (int t = 0; t < r_vectors; ++t) {
+        double s = 0, sa = 0;
+        for (std::int64_t j = 0; j < n; ++j) s += b[p * n + j] * fx[t * n + j], sa += std::abs(b[p * n + j] * fx[t * n + j]);
+        w[t * k + p] = s, w_abs[t * k + p] = sa;
+      }
+    // Pass over A: rows A w, and v = y^T A for the columns.
+    sums row(m), col(n);
+    std::vector<double> v(r_vectors * k, 0.0), v_abs(r_vectors * k, 0.0);
+    std::vector<norms> a_norms(m), b_norms(n);
+#pragma omp parallel
+    {
+      std::vector<double> v_local(r_vectors * k, 0.0), v_abs_local(r_vectors * k, 0.0);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double* ai = a + i * k;
+        a_norms[i] = norms_of(ai, k, 1);
+        for (int t = 0; t < r_vectors; ++t) {
+          double s = 0, sa = 0;
+          const double yi = yv[t * m + i];
+          for (std::int64_t p = 0; p < k; ++p) {
+            s += ai[p] * w[t * k + p], sa += std::abs(ai[p]) * w_abs[t * k + p];
+            v_local[t * k + p] += yi * ai[p], v_abs_local[t * k + p] += std::abs(yi * ai[p]);
+          }
+          row.want[t * m + i] = s, row.mag[t * m + i] = sa;
+        }
+      }
+#pragma omp critical
+      for (std::size_t q = 0; q < v.size(); ++q) v[q] += v_local[q], v_abs[q] += v_abs_local[q];
+    }
+    // Pass over B again: f (v B) for the columns; and B's column norms.
+#pragma omp parallel for schedule(static)
+    for (std::int64_t j = 0; j < n; ++j) {
+      b_norms[j] = norms_of(b + j, k, n);
+      for (int t = 0; t < r_vectors; ++t) {
+        double s = 0, sa = 0;
+        for (std::int64_t p = 0; p < k; ++p) s += v[t * k + p] * b[p * n + j], sa += v_abs[t * k + p] * std::abs(b[p * n + j]);
+        col.want[t * n + j] = factor(j) * s, col.mag[t * n + j] = std::abs(factor(j)) * sa;
+      }
+    }
+    // Pass over the output and the epilogue operands.
+    std::vector<double> row_c(m, 0.0), row_res(m, 0.0), col_c(n, 0.0), col_res(n, 0.0);
+    output_pass(out, xv, yv, row, col, row_c, row_res, col_c, col_res);
+    return judge(row, col, a_norms, b_norms, row_c, row_res, col_c, col_res);
+  }
+
+ private:
+  double factor(std::int64_t j) const { return dequant_factor(e_, x_.scale.empty() ? e_.scale_b : x_.scale[j]); }
+  double bias(std::int64_t j) const { return x_.bias.empty() ? 0.0 : x_.bias[j]; }
+
+  // Y x and y^T Y, the epilogue operands' share of the wanted sums, and |C| and |residual|'s
+  // largest values per row and column (the envelope's).
+  void output_pass(std::int64_t out, const std::vector<double>& xv, const std::vector<double>& yv, sums& row,
+                   sums& col, std::vector<double>& row_c, std::vector<double>& row_res, std::vector<double>& col_c,
+                   std::vector<double>& col_res) const {
+    const std::int64_t m = x_.m, n = x_.n;
+    const bool has_c = !x_.c.empty(), has_res = !x_.residual.empty();
+    std::vector<double> bias_x(r_vectors, 0.0), bias_x_abs(r_vectors, 0.0);
+    for (int t = 0; t < r_vectors; ++t)
+      for (std::int64_t j = 0; j < n; ++j) bias_x[t] += bias(j) * xv[t * n + j], bias_x_abs[t] += std::abs(bias(j) * xv[t * n + j]);
+#pragma omp parallel
+    {
+      sums local(n);
+      std::vector<double> c_max(n, 0.0), res_max(n, 0.0);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const std::int64_t at = out + i * n;
+        if (has_c) row_c[i] = max_abs_row(x_.c, at, n);
+        if (has_res) row_res[i] = max_abs_row(x_.residual, at, n);
+        for (int t = 0; t < r_vectors; ++t) {
+          double got = 0, got_abs = 0, side = bias_x[t], side_abs = bias_x_abs[t];
+          const double yi = yv[t * m + i];
+          for (std::int64_t j = 0; j < n; ++j) {
+            const double xj = xv[t * n + j], yij = x_.y[at + j];
+            const double extra = (has_c ? e_.beta * x_.c[at + j] : 0.0) + (has_res ? x_.residual[at + j] : 0.0);
+            got += yij * xj, got_abs += std::abs(yij * xj);
+            side += extra * xj, side_abs += std::abs(extra * xj);
+            local.got[t * n + j] += yi * yij, local.mag[t * n + j] += std::abs(yi * yij);
+            local.want[t * n + j] += yi * extra, local.mag[t * n + j] += std::abs(yi * extra);
+          }
+          row.got[t * m + i] = got, row.want[t * m + i] += side, row.mag[t * m + i] += got_abs + side_abs;
+        }
+        for (std::int64_t j = 0; j < n && (has_c || has_res); ++j) {
+          if (has_c) c_max[j] = std::max(c_max[j], std::abs(x_.c[at + j]));
+          if (has_res) res_max[j] = std::max(res_max[j], std::abs(x_.residual[at + j]));
+        }
+      }
+#pragma omp critical
+      for (std::int64_t j = 0; j < n; ++j) {
+        for (int t = 0; t < r_vectors; ++t) {
+          col.got[t * n + j] += local.got[t * n + j];
+          col.want[t * n + j] += local.want[t * n + j];
+          col.mag[t * n + j] += local.mag[t * n + j];
+        }
+        col_c[j] = std::max(col_c[j], c_max[j]), col_res[j] = std::max(col_res[j], res_max[j]);
+      }
+    }
+    for (int t = 0; t < r_vectors; ++t) {
+      double y_sum = 0, y_abs = 0;
+      for (std::int64_t i = 0; i < m; ++i) y_sum += yv[t * m + i], y_abs += std::abs(yv[t * m + i]);
+      for (std::int64_t j = 0; j < n; ++j)
+        col.want[t * n + j] += bias(j) * y_sum, col.mag[t * n + j] += std::abs(bias(j)) * y_abs;
+    }
+  }
+
+  // The fp64 evaluation's own error on sums over `terms` terms of magnitude `mag`: both sides'
+  // roundings, Higham's gamma in double precision with room for the chained products.
+  double evaluation_error(double terms, double mag) const {
+    return 2.0 * gamma_deterministic(terms, 0x1p-53) * mag;
+  }
+
+  batch_findings judge(const sums& row, const sums& col, const std::vector<norms>& a_norms,
+                       const std::vector<norms>& b_norms, const std::vector<double>& row_c,
+                       const std::vector<double>& row_res, const std::vector<double>& col_c,
+                       const std::vector<double>& col_res) const {
+    const std::int64_t m = x_.m, n = x_.n;
+    const double terms = double(x_.n + x_.k + x_.m + 8);
+    norms a_max = max_of(a_norms), b_max = max_of(b_norms);
+    double bias_max = 0, scale_max = std::abs(e_.scale_b);
+    for (std::int64_t j = 0; j < n; ++j) bias_max = std::max(bias_max, std::abs(bias(j)));
+    if (!x_.scale.empty()) {
+      scale_max = 0;
+      for (double s : x_.scale) scale_max = std::max(scale_max, std::abs(s));
+    }
+    batch_findings f;
+    std::vector<double> row_thresholds(m);
+    auto flag = [&](const sums& s, std::int64_t count, std::int64_t i, double threshold, std::vector<std::int64_t>& at) {
+      bool bad = false;
+      for (int t = 0; t < r_vectors; ++t) {
+        const double diff = std::abs(s.got[t * count + i] - s.want[t * count + i]);
+        const double limit = threshold + evaluation_error(terms, s.mag[t * count + i]);
+        if (!(diff <= limit)) bad = true, f.worst_ratio = std::max(f.worst_ratio, std::isfinite(diff) ? diff / limit : INFINITY);
+      }
+      if (bad) at.push_back(i);
+    };
+    for (std::int64_t i = 0; i < m; ++i) {
+      const double b_env = env_(a_norms[i], b_max, row_c[i], bias_max, row_res[i], scale_max);
+      row_thresholds[i] = z_ * std::sqrt(double(n)) * b_env;
+      flag(row, m, i, row_thresholds[i], f.rows);
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double scale_j = x_.scale.empty() ? std::abs(e_.scale_b) : std::abs(x_.scale[j]);
+      const double b_env = env_(a_max, b_norms[j], col_c[j], std::abs(bias(j)), col_res[j], scale_j);
+      flag(col, n, j, z_ * std::sqrt(double(m)) * b_env, f.cols);
+    }
+    std::nth_element(row_thresholds.begin(), row_thresholds.begin() + m / 2, row_thresholds.end());
+    f.median_row_threshold = m ? row_thresholds[m / 2] : 0;
+    return f;
+  }
+
+  const checksum_operands& x_;
+  const epilogue_spec& e_;
+  const element_envelope& env_;
+  double z_;
+  std::uint64_t seed_;
+};
+
+// Why no linear checksum applies to p ("" when one does).
+std::string not_linear(const epilogue_spec& e, const checksum_operands& x) {
+  if (e.act != activation::none) return "an activation";
+  if (e.integer_dst) return "an integer dst";
+  auto finite = [](const std::vector<double>& v) { return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); }); };
+  if (!finite(x.a) || !finite(x.b) || !finite(x.c) || !finite(x.bias) || !finite(x.residual) || !finite(x.scale))
+    return "special values in the inputs";
+  return {};
+}
+
+}  // namespace
+
+std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
+                                              const fill_traits& f, const bound_options& o, std::uint64_t seed) {
+  if (!not_linear(e, x).empty() || x.m == 0 || x.n == 0) return std::nullopt;
+  const double k_terms = double(x.k) + (e.block > 0 ? 2.0 : 0.0);
+  const gemm_error_model model = make_error_model(p, e, k_terms, double(x.batches * x.m * x.n), f, o);
+  if (!model.g.meaningful) return std::nullopt;
+  const element_envelope env(p, e, model, k_terms);
+  // One union bound over every row and column test of every batch and vector.
+  const double tests = double(x.batches) * double(x.m + x.n) * r_vectors;
+  const double z = std::sqrt(2.0 * std::log(tests / o.false_alarm));
+  const batch_checker checker(x, e, env, z, seed);
+  checksum_result r{.name = "checksums"};
+  double worst = 0, median_threshold = 0;
+  for (std::int64_t ob = 0; ob < x.batches; ++ob) {
+    const batch_findings found = checker.check(ob);
+    median_threshold = std::max(median_threshold, found.median_row_threshold);
+    if (found.rows.empty() && found.cols.empty()) continue;
+    if (r.passed)
+      r.reason = fmt::format("{}{} x {} disagree with the inputs' sums beyond their thresholds (worst {:.3g} x its "
+                             "threshold): the wrong elements lie there",
+                             x.batches > 1 ? fmt::format("in output batch {}, ", ob) : "",
+                             ranges_text(found.rows, "rows"), ranges_text(found.cols, "columns"), found.worst_ratio);
+    r.passed = false;
+    worst = std::max(worst, found.worst_ratio);
+  }
+  r.method = fmt::format("Freivalds row and column sums with {} Gaussian vectors each way, fp64; threshold z = {:.3g} "
+                         "(false-alarm rate {:g} over {:g} tests) x sqrt(count) x each row's and column's envelope of "
+                         "the element bound (median row threshold {:.3g})",
+                         r_vectors, z, o.false_alarm, tests, median_threshold);
+  const double miss = std::pow(std::sqrt(2.0 / std::acos(-1.0)) / 40.0, 2 * r_vectors);
+  r.guarantee = fmt::format("errors whose 2-norm along some row and along some column exceeds 40x that row's and "
+                            "column's threshold are missed with probability below {:.2g}",
+                            miss);
+  return r;
+}
+
+}  // namespace opval::ops::common_gemm

@@ -1,0 +1,41 @@
+#pragma once
+// Checksums of GEMM-like outputs (op_spec::checksums; docs/NUMERICS.md "Sampled verification"):
+// Freivalds' test with Gaussian vectors, row and column sums, computed in fp64 from the
+// kernel's output and from the inputs, under a threshold derived from the op's own error bound.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ops/common_gemm/epilogue.hpp"
+#include "opval/op_spec.hpp"
+#include "opval/problem.hpp"
+
+namespace opval::ops::common_gemm {
+
+/// A GEMM-like output and its operands as the checksums read them, in fp64, logical row-major:
+/// Y = f * (A B) + beta C + bias + residual per output batch, f = alpha scale_a scale_b[j].
+struct checksum_operands {
+  std::int64_t m = 0, n = 0, k = 0, batches = 1;
+  std::vector<double> a, b;  ///< as the dot products use them (zero points removed, blocks scaled)
+  std::vector<std::int64_t> a_offset, b_offset;  ///< per output batch: where its A and B start
+  std::vector<double> y;                 ///< the kernel's output, batches x m x n
+  std::vector<double> c, residual;       ///< batches x m x n, or empty
+  std::vector<double> bias, scale;       ///< n values, or empty (scale: per-channel scale_b)
+};
+
+/// The vectors each way (rows and columns) the checksums draw.
+inline constexpr int checksum_vectors = 2;
+
+/// The checksums of output 0 (checksum_result): for r Gaussian vectors x, Y x against
+/// f A (B x) + (beta C + bias + residual) x row by row, and likewise y^T Y column by column.
+/// A correct kernel's error e_ij, at most its element's bound b_ij, gives sum_j e_ij x_j ~
+/// N(0, sum_j e_ij^2): the threshold is z sqrt(sum_j b_ij^2) at the policy's false-alarm rate
+/// (z from a union bound over every row and column test), with b_ij bounded row by row from
+/// the operands' norms (Cauchy-Schwarz: sum|a||b| <= |a|_2 |b|_2) through the op's own error
+/// model (epilogue_error), plus the fp64 evaluation's own error. nullopt where no linear
+/// checksum applies: an activation, an integer dst, special values in the inputs, or no
+/// meaningful bound.
+std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
+                                              const fill_traits& f, const bound_options& o, std::uint64_t seed);
+
+}  // namespace opval::ops::common_gemm

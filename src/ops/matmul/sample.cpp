@@ -1,0 +1,85 @@
+// matmul: sampled verification (docs/NUMERICS.md "Sampled verification"): the stratified sample
+// of each output matrix as a smaller matmul on the gathered rows of A and columns of B, and the
+// checksums of the whole output (common_gemm/gemm_sample.hpp, gemm_checksum.hpp).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_checksum.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
+#include "ops/common_gemm/gemm_sample.hpp"
+#include "ops/matmul/matmul.hpp"
+
+namespace opval::ops::matmul {
+
+using namespace common_gemm;
+
+namespace {
+
+// Element offsets of each output batch's matrix in an operand of batch dims `batch` (m x n
+// matrices; broadcast batches read the same one).
+std::vector<std::int64_t> matrix_offsets(const matmul_shape& s, const dims& batch, std::int64_t rows,
+                                         std::int64_t cols) {
+  const std::int64_t matrix = rows * cols;
+  std::vector<std::int64_t> at = batch_offsets(s.batch, with_matrix(batch, rows, cols),
+                                               tensor(dtype::f64, with_matrix(batch, rows, cols)).strides());
+  for (std::int64_t& o : at) o = matrix == 0 ? 0 : o / matrix * matrix;  // the matrix's start
+  return at;
+}
+
+}  // namespace
+
+std::optional<output_sample> matmul_spec::sample(const problem& p, std::span<const tensor> in,
+                                                 std::uint64_t seed) const {
+  const matmul_shape s = read_shape(p);
+  const std::vector<std::int64_t> rows = sampled_indices(s.m, sample_tile, seed, 0);
+  const std::vector<std::int64_t> cols = sampled_indices(s.n, sample_tile, seed, 1);
+  output_sample out{.sub = p};
+  out.sub.set("m", std::int64_t(rows.size()));
+  out.sub.set("n", std::int64_t(cols.size()));
+  for (const char* layout : {"ta", "tb"}) out.sub.set(layout, false);
+  for (const char* ld : {"lda", "ldb", "ldc"}) out.sub.set(ld, std::int64_t(0));
+  const std::vector<operand> ops = inputs(p);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const tensor& t = in[i];
+    const int last = t.rank() - 1;
+    const std::string& name = ops[i].name;
+    if (name == "A" || name == "A_scale") out.inputs.push_back(take(t, last - 1, rows));
+    else if (name == "B" || name == "B_scale") out.inputs.push_back(take(t, last, cols));
+    else if (name == "C" || name == "residual") out.inputs.push_back(take(take(t, last - 1, rows), last, cols));
+    else out.inputs.push_back(take(t, 0, cols));  // bias, scale_b: one value per column
+  }
+  std::vector<std::int64_t>& where = out.where.emplace_back();
+  where.reserve(std::size_t(s.batch_count) * rows.size() * cols.size());
+  for (std::int64_t ob = 0; ob < s.batch_count; ++ob)
+    for (const std::int64_t i : rows)
+      for (const std::int64_t j : cols) where.push_back((ob * s.m + i) * s.n + j);
+  out.coverage = sample_coverage(sample_tile);
+  return out;
+}
+
+std::vector<checksum_result> matmul_spec::checksums(const problem& p, const fill_traits& f, const bound_options& o,
+                                                    std::span<const tensor> in, std::span<const tensor> out,
+                                                    std::uint64_t seed) const {
+  const matmul_shape s = read_shape(p);
+  const epilogue_spec e = read_epilogue(p, true);
+  const operand_slots sl = slots_of(e);
+  checksum_operands x{.m = s.m, .n = s.n, .k = s.k, .batches = s.batch_count};
+  auto [a, b] = operand_values(e, in);
+  x.a = dot_operand(std::move(a), e.zp_a, dot_values::signed_values, true);
+  x.b = dot_operand(std::move(b), e.zp_b, dot_values::signed_values, false);
+  x.a_offset = matrix_offsets(s, s.batch_a, s.m, s.k);
+  x.b_offset = matrix_offsets(s, s.batch_b, s.k, s.n);
+  x.y = out[0].to_vector();
+  if (sl.c >= 0) x.c = in[std::size_t(sl.c)].to_vector();
+  if (sl.bias >= 0) x.bias = in[std::size_t(sl.bias)].to_vector();
+  if (sl.residual >= 0) x.residual = in[std::size_t(sl.residual)].to_vector();
+  if (sl.scale >= 0) x.scale = in[std::size_t(sl.scale)].to_vector();
+  std::optional<checksum_result> r = gemm_checksums(p, e, x, f, o, seed);
+  if (!r) return {};
+  return {std::move(*r)};
+}
+
+}  // namespace opval::ops::matmul

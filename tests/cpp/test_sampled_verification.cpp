@@ -1,0 +1,203 @@
+// Sampled verification (--verify sampled; docs/NUMERICS.md "Sampled verification"): correct
+// kernels pass at every size and seed tried, planted bugs fail and are localised, and the
+// verdict records how it was verified.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backend_testing.hpp"
+#include "ops/common_gemm/gemm_sample.hpp"
+#include "ops/op_testing.hpp"
+#include "opval/runner.hpp"
+
+namespace opval {
+namespace {
+
+using testing::every_seed;
+using testing::function_backend;
+using testing::kernel_fn;
+
+case_result run_verified(const std::string& line, backend& b, std::uint64_t seed, const std::string& verify = "sampled") {
+  run_options o;
+  o.seed = seed;
+  o.verify = verify;
+  return run_case(parse_problem(line), b, o);
+}
+
+// A correct kernel more accurate than its contract: the fp64 product rounded once to dst.
+void exact_then_rounded(const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+  std::vector<tensor> ref = {tensor(dtype::f64, out[0].shape())};
+  p.spec().reference(p, in, ref);
+  out[0].assign(ref[0].to_vector(), p.dt.dst_round);
+}
+
+// The correct kernel with `damage(linear index, row, column, value)` applied to each output element.
+kernel_fn damaged(std::function<double(std::int64_t i, std::int64_t j, double v)> damage) {
+  return [damage](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    exact_then_rounded(p, in, out);
+    const std::int64_t n = p.get_int("n"), m = p.get_int("m");
+    std::vector<double> v = out[0].to_vector();
+    for (std::int64_t at = 0; at < std::int64_t(v.size()); ++at) v[at] = damage(at / n % m, at % n, v[at]);
+    out[0].assign(v);
+  };
+}
+
+bool in_tile(std::int64_t i, std::int64_t j, std::int64_t r0, std::int64_t c0, std::int64_t size) {
+  return i >= r0 && i < r0 + size && j >= c0 && j < c0 + size;
+}
+
+const std::vector<std::string> correct_lines = {
+    "matmul m=256 n=256 k=256 dt=f32:f32:f32",
+    "matmul m=250 n=301 k=97 dt=f32:f32:f32",
+    "matmul m=200 n=130 k=512 dt=bf16:f32:bf16",
+    "matmul m=192 n=160 k=64 batch_a=3 batch_b=1 dt=f32:f32:f32",
+    "matmul m=160 n=192 k=80 ta=1 ldb=200 alpha=0.5 beta=0.25 bias=1 residual=1 dt=f32:f32:f32",
+    "matmul m=144 n=176 k=48 scale_b_mode=per_channel scale_a=0.5 dt=f16:f32:f16",
+};
+
+TEST(SampledVerification, SampleHoldsOneElementInEveryAlignedTileAndTheEdges) {
+  for (const std::int64_t extent : {65, 250, 256, 1000, 4096}) {
+    const std::vector<std::int64_t> kept = ops::common_gemm::sampled_indices(extent, 16, 7, 0);
+    for (std::int64_t band = 0; band * 16 < extent; ++band)
+      EXPECT_TRUE(std::any_of(kept.begin(), kept.end(), [&](std::int64_t i) { return i / 16 == band; }))
+          << extent << " band " << band;
+    EXPECT_EQ(kept.front(), 0);
+    EXPECT_EQ(kept.back(), extent - 1);
+    for (const std::int64_t tiling : {8, 16, 32, 64, 128})
+      if (extent % tiling) EXPECT_TRUE(std::binary_search(kept.begin(), kept.end(), extent - extent % tiling)) << extent;
+    EXPECT_LE(double(kept.size()), double(extent) / 16 + 7) << extent;
+  }
+}
+
+TEST(SampledVerification, CorrectKernelsPassAtEverySeed) {
+  function_backend exact("exact", exact_then_rounded);
+  auto sim = make_sim_backend();
+  for (backend* b : {static_cast<backend*>(&exact), sim.get()})
+    for (const std::string& line : correct_lines)
+      for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+        const case_result r = run_verified(line, *b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << b->name() << " seed " << seed << ": " << line << ": " << r.v.reason;
+        EXPECT_EQ(r.verified.method, "sampled") << line;
+        ASSERT_EQ(r.v.outputs.size(), 1u);
+        ASSERT_EQ(r.v.outputs[0].checks.size(), 1u) << line;  // the checksums applied
+        EXPECT_EQ(r.v.outputs[0].checks[0].st, state::passed) << line << ": " << r.v.outputs[0].checks[0].reason;
+      }
+}
+
+TEST(SampledVerification, OpenblasPassesAtLargerSizes) {
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
+  for (const char* line : {"matmul m=1024 n=1024 k=1024 dt=f32:f32:f32", "matmul m=777 n=1500 k=2048 dt=f32:f32:f32"})
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const case_result r = run_verified(line, *b, seed);
+      EXPECT_EQ(r.v.st, state::passed) << line << " seed " << seed << ": " << r.v.reason;
+      EXPECT_EQ(r.verified.method, "sampled");
+    }
+}
+
+// A tile of 16x16 wrong by about the outputs' size, aligned or not: the checksums localise it
+// to its rows and columns; the sample's worst element lies in it when it is aligned.
+TEST(SampledVerification, AWrongTileIsCaughtAndLocalised) {
+  const std::string line = "matmul m=512 n=512 k=256 dt=f32:f32:f32";
+  for (const auto& [r0, c0] : std::vector<std::pair<std::int64_t, std::int64_t>>{{96, 320}, {8, 40}, {496, 0}}) {
+    function_backend b("tile", damaged([&](std::int64_t i, std::int64_t j, double v) {
+                         return in_tile(i, j, r0, c0, 16) ? v + 8.0 : v;
+                       }));
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const case_result r = run_verified(line, b, seed);
+      ASSERT_EQ(r.v.st, state::failed) << r0 << "," << c0 << " seed " << seed;
+      const output_verdict& ov = r.v.outputs[0];
+      ASSERT_EQ(ov.checks.size(), 1u);
+      EXPECT_EQ(ov.checks[0].st, state::failed) << ov.checks[0].reason;
+      EXPECT_NE(ov.checks[0].reason.find(fmt::format("rows {}..{}", r0, r0 + 15)), std::string::npos) << ov.checks[0].reason;
+      EXPECT_NE(ov.checks[0].reason.find(fmt::format("columns {}..{}", c0, c0 + 15)), std::string::npos) << ov.checks[0].reason;
+      // An aligned tile holds a sampled element; an unaligned one may fall between the samples.
+      ASSERT_FALSE(ov.m.worst.empty());
+      if (r0 % 16 == 0 && c0 % 16 == 0)
+        EXPECT_TRUE(in_tile(ov.m.worst[0].index[0], ov.m.worst[0].index[1], r0, c0, 16)) << ov.reason;
+    }
+  }
+}
+
+// Errors too small for the checksums but beyond the element bound: the sample holds one
+// element of every aligned 16x16 tile, so a tile wrong throughout is caught at every seed.
+TEST(SampledVerification, ASlightlyWrongAlignedTileIsCaughtByTheSample) {
+  function_backend b("slight", damaged([](std::int64_t i, std::int64_t j, double v) {
+                       return in_tile(i, j, 208, 48, 16) ? v * (1 + 0x1p-12) + 1e-3 : v;
+                     }));
+  for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+    const case_result r = run_verified("matmul m=512 n=384 k=128 dt=f32:f32:f32", b, seed);
+    ASSERT_EQ(r.v.st, state::failed) << seed;
+    EXPECT_NE(r.v.reason.find("beyond the bound"), std::string::npos) << r.v.reason;
+    EXPECT_TRUE(in_tile(r.v.outputs[0].m.worst[0].index[0], r.v.outputs[0].m.worst[0].index[1], 208, 48, 16));
+  }
+}
+
+TEST(SampledVerification, PlantedBugsFail) {
+  const std::string line = "matmul m=300 n=280 k=200 beta=1 bias=1 dt=f32:f32:f32";
+  const std::vector<std::pair<std::string, kernel_fn>> bugs = {
+      {"the last partial rows", damaged([](std::int64_t i, std::int64_t, double v) { return i >= 288 ? -v : v; })},
+      {"one NaN element", damaged([](std::int64_t i, std::int64_t j, double v) { return i == 150 && j == 77 ? NAN : v; })},
+      {"one element far off", damaged([](std::int64_t i, std::int64_t j, double v) { return i == 151 && j == 78 ? v + 1e3 : v; })},
+      {"C ignored", testing::simulating_as([](problem& p) { p.set("beta", 0.0); })},
+      {"accumulated in bf16", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+         problem q = p;
+         q.dt = parse_contract("bf16:bf16:f32");
+         std::vector<tensor> rounded;
+         for (const tensor& t : in) rounded.push_back(t.to(dtype::bf16).to(t.type()));
+         exact_then_rounded(q, rounded, out);
+       }},
+  };
+  for (const auto& [name, k] : bugs) {
+    function_backend b(name, k);
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed)
+      EXPECT_EQ(run_verified(line, b, seed).v.st, state::failed) << name << " seed " << seed;
+  }
+}
+
+TEST(SampledVerification, NeverWrittenElementsAreFoundInTheOneRun) {
+  function_backend b("unwritten", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    std::vector<tensor> ref = {tensor(dtype::f64, out[0].shape())};
+    p.spec().reference(p, in, ref);
+    for (std::int64_t at = 0; at < out[0].numel(); ++at)
+      if (at % 300 < 290) out[0].set_at(at, ref[0].at(at));  // the last 10 columns never written
+  });
+  const case_result r = run_verified("matmul m=300 n=300 k=64 dt=f32:f32:f32", b, 1);
+  EXPECT_EQ(r.v.st, state::failed);
+  EXPECT_NE(r.v.reason.find("never written"), std::string::npos) << r.v.reason;
+  EXPECT_NE(r.not_applicable.find("runs the kernel once"), std::string::npos);
+}
+
+TEST(SampledVerification, AutoChoosesByFlopsAndRecordsWhy) {
+  function_backend exact("exact", exact_then_rounded);
+  const case_result small = run_verified("matmul m=64 n=64 k=64 dt=f32:f32:f32", exact, 1, "auto");
+  EXPECT_EQ(small.verified.method, "full");
+  EXPECT_TRUE(small.verified.why.empty());
+  EXPECT_EQ(to_json_line(small).find("\"verification\""), std::string::npos);  // full: as records always were
+  const case_result big = run_verified("matmul m=2048 n=2048 k=1024 dt=f32:f32:f32", exact, 1, "auto");
+  EXPECT_EQ(big.verified.method, "sampled");
+  EXPECT_NE(big.verified.why.find("FLOPs"), std::string::npos) << big.verified.why;
+  const case_result back = from_json_line(to_json_line(big));
+  EXPECT_EQ(back.verified.method, "sampled");
+  EXPECT_EQ(back.verified.sample, big.verified.sample);
+  EXPECT_EQ(back.verified.checksums, big.verified.checksums);
+  // An op without a sample, or an alternative policy: verified in full, saying why.
+  auto sim = make_sim_backend();
+  const case_result relu = run_verified("relu shape=64x64 dt=f32", *sim, 1);
+  EXPECT_EQ(relu.verified.method, "full");
+  EXPECT_NE(relu.verified.why.find("relu has no sampled verification"), std::string::npos) << relu.verified.why;
+  run_options fixed;
+  fixed.verify = "sampled";
+  fixed.pol = parse_policy("fixed:rtol=1e-3,atol=1e-3");
+  const case_result f = run_case(parse_problem("matmul m=64 n=64 k=64 dt=f32:f32:f32"), exact, fixed);
+  EXPECT_EQ(f.verified.method, "full");
+  EXPECT_NE(f.verified.why.find("bound policy"), std::string::npos) << f.verified.why;
+}
+
+}  // namespace
+}  // namespace opval
