@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <span>
+#include <vector>
 #include <utility>
 #include <limits>
 
@@ -99,16 +102,75 @@ bool symmetric_signs(const fill_params& p) {
 
 namespace {
 
-// The element value i of the fill, rounded to t's type.
-double element(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
-               std::uint64_t stream, std::int64_t i) {
-  const double v = value_at(p, tr, seed, stream, static_cast<std::uint64_t>(i));
+// A drawn value v rounded to t's type.
+double rounded(const fill_params& p, const dtype_traits& tr, double v) {
   // Saturate so that finite draws never become infinities; drawn infinities stay.
   double y = round_to(tr.type, v, rounding::rne, std::isinf(v) ? overflow::ieee : overflow::saturate);
   // Rounding may take a tiny positive draw to 0 (integer types, small scales): positive
   // fills promise a strict sign, so use the smallest positive value instead.
   if (p.kind == fill_kind::positive && !(y > 0.0)) y = tr.min_subnormal;
   return y;
+}
+
+// The element value i of the fill, rounded to t's type.
+double element(const fill_params& p, const dtype_traits& tr, std::uint64_t seed,
+               std::uint64_t stream, std::int64_t i) {
+  return rounded(p, tr, value_at(p, tr, seed, stream, static_cast<std::uint64_t>(i)));
+}
+
+// The kinds whose values are one draw of the stream each: drawn a chunk at a time, vectorised.
+bool drawn_in_chunks(fill_kind k) {
+  return k == fill_kind::uniform || k == fill_kind::normal || k == fill_kind::positive || k == fill_kind::large;
+}
+
+// value_at of elements first .. first + v.size() - 1 for a kind drawn_in_chunks, the same
+// expressions on the same draws.
+void values_at(const fill_params& p, std::uint64_t seed, std::uint64_t stream, std::uint64_t first,
+               std::span<double> v) {
+  if (p.kind == fill_kind::normal) {
+    random_normals(seed, stream, first, v);
+    for (double& x : v) x = p.scale * x;
+    return;
+  }
+  random_uniforms(seed, stream, first, v);
+  for (double& x : v) {
+    switch (p.kind) {
+      case fill_kind::uniform: x = p.lo + (p.hi - p.lo) * x; break;
+      case fill_kind::positive: x = p.scale * (1.0 / 16 + (15.0 / 16) * x); break;
+      default: x = p.scale * (x * 2.0 - 1.0); break;  // large
+    }
+  }
+}
+
+// A contiguous tensor of a kind drawn_in_chunks: each chunk drawn, rounded and stored in place
+// (f32 by a cast, which rounds to nearest as round_to does for finite values within range).
+void fill_in_chunks(tensor& t, const fill_params& p, const dtype_traits& tr, std::uint64_t seed, std::uint64_t stream,
+                    bool parallel) {
+  constexpr std::int64_t chunk = 4096;
+  const std::int64_t n = t.numel();
+  const std::size_t es = t.element_size();
+  auto* data = static_cast<std::byte*>(t.data());
+  const bool f32 = t.type() == dtype::f32 && p.kind != fill_kind::positive;  // not tf32, stored as f32
+#pragma omp parallel if (parallel)
+  {
+    std::vector<double> v(chunk);
+#pragma omp for schedule(static)
+    for (std::int64_t first = 0; first < n; first += chunk) {
+      const std::span<double> values(v.data(), std::size_t(std::min(chunk, n - first)));
+      values_at(p, seed, stream, std::uint64_t(first), values);
+      if (f32) {
+        auto* out = reinterpret_cast<float*>(data) + first;
+        for (std::size_t i = 0; i < values.size(); ++i)
+          out[i] = std::fabs(values[i]) <= std::numeric_limits<float>::max() ? static_cast<float>(values[i])
+                                                                            : static_cast<float>(rounded(p, tr, values[i]));
+        continue;
+      }
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::uint64_t bits = encode(t.type(), rounded(p, tr, values[i]));
+        std::memcpy(data + (std::size_t(first) + i) * es, &bits, es);  // little-endian: the low bytes
+      }
+    }
+  }
 }
 
 // True when distinct logical elements occupy distinct memory (no zero or overlapping
@@ -153,7 +215,9 @@ void fill_tensor(tensor& t, const fill_params& p, std::uint64_t seed, std::uint6
   // Values depend on the index only, so any thread count gives the same data. Overlapping
   // elements are written in order instead: the last index wins, as with one thread.
   const bool parallel = n >= (1 << 15) && elements_distinct(t);
-  if (t.is_contiguous() && storage_type(t.type()) == dtype::f32) {
+  if (t.is_contiguous() && drawn_in_chunks(p.kind) && t.element_size() <= sizeof(std::uint64_t)) {
+    fill_in_chunks(t, p, tr, seed, stream, parallel);
+  } else if (t.is_contiguous() && storage_type(t.type()) == dtype::f32) {
     float* data = t.data_as<float>();
 #pragma omp parallel for schedule(static) if (parallel)
     for (std::int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(element(p, tr, seed, stream, i));

@@ -101,19 +101,38 @@ bool repeats_per_prefill(const tensor& pass0, const tensor& again0, const tensor
   return bitwise_differences(pass0, -1, again0, -1).count == 0 && bitwise_differences(pass1, -1, again1, -1).count == 0;
 }
 
+// Calls f(words, count) with t's whole storage as an array of its element-sized words.
+template <class F>
+void with_words(std::span<const std::byte> s, std::size_t es, F&& f) {
+  switch (es) {
+    case 8: return f(reinterpret_cast<const std::uint64_t*>(s.data()), s.size() / 8);
+    case 4: return f(reinterpret_cast<const std::uint32_t*>(s.data()), s.size() / 4);
+    case 2: return f(reinterpret_cast<const std::uint16_t*>(s.data()), s.size() / 2);
+    default: return f(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  }
+}
+
 }  // namespace
 
 void poison(tensor& t, int pass) {
-  const std::size_t es = t.element_size();
   const std::uint64_t bits = poison_bits(t.type(), pass);
-  std::span<const std::byte> s = storage_span(t);
-  auto* p = const_cast<std::byte*>(s.data());
-  for (std::size_t off = 0; off + es <= s.size(); off += es) std::memcpy(p + off, &bits, es);
+  with_words(storage_span(t), t.element_size(), [&]<class W>(const W* words, std::size_t count) {
+    std::fill(const_cast<W*>(words), const_cast<W*>(words) + count, static_cast<W>(bits));
+  });
 }
 
 element_finding still_poisoned(const tensor& t, int pass) {
   const std::uint64_t bits = poison_bits(t.type(), pass);
   element_finding f;
+  if (t.is_contiguous()) {  // the common case, one vectorised count over the words
+    std::size_t found = 0;
+    with_words(storage_span(t), t.element_size(), [&]<class W>(const W* words, std::size_t count) {
+      const W poison_word = static_cast<W>(bits);
+#pragma omp simd reduction(+ : found)
+      for (std::size_t i = 0; i < count; ++i) found += words[i] == poison_word;
+    });
+    if (found == 0) return f;
+  }
   for_each_pair(t, t, [&](std::int64_t i, std::uint64_t a, std::uint64_t) {
     if (a == bits) record(f, i, a, a);
   });

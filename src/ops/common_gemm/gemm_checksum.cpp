@@ -24,10 +24,12 @@ struct norms {
   double l1 = 0, l2 = 0, l4 = 0;  // sum|v|, sqrt(sum v^2), sqrt(sum v^4)
 };
 
-norms norms_of(const double* v, std::int64_t count, std::int64_t stride) {
+template <class T>
+norms norms_of(const T* v, std::int64_t count) {
   double s1 = 0, s2 = 0, s4 = 0;
+#pragma omp simd reduction(+ : s1, s2, s4)
   for (std::int64_t i = 0; i < count; ++i) {
-    const double x = v[i * stride], x2 = x * x;
+    const double x = static_cast<double>(v[i]), x2 = x * x;
     s1 += std::abs(x), s2 += x2, s4 += x2 * x2;
   }
   return {s1, std::sqrt(s2), std::sqrt(s4)};
@@ -106,6 +108,63 @@ struct batch_findings {
   double median_row_threshold = 0;
 };
 
+// sum_j row[j] x[j] and sum_j |row[j]| x_abs[j] (x_abs = |x|, or a nonnegative weight),
+// vectorised (the sums' order changes with the vector width; the threshold allows for it).
+template <class T>
+[[gnu::always_inline]] inline void dot2_body(const T* row, const double* x, const double* x_abs, std::int64_t n,
+                                             double& s, double& s_abs) {
+  double a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double r = static_cast<double>(row[j]);
+    a += r * x[j], b += std::abs(r) * x_abs[j];
+  }
+  s = a, s_abs = b;
+}
+
+// acc[j] += c row[j] and acc_abs[j] += c_abs |row[j]| (c_abs >= |c|).
+template <class T>
+[[gnu::always_inline]] inline void axpy2_body(double c, double c_abs, const T* row, std::int64_t n, double* acc,
+                                              double* acc_abs) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double r = static_cast<double>(row[j]);
+    acc[j] += c * r, acc_abs[j] += c_abs * std::abs(r);
+  }
+}
+
+// The two kernels for f32 and f64 rows, each cloned for AVX-512, AVX2 and the baseline.
+#define OPVAL_CHECKSUM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+OPVAL_CHECKSUM_CLONES void dot2(const float* row, const double* x, const double* x_abs, std::int64_t n, double& s,
+                                double& s_abs) {
+  dot2_body(row, x, x_abs, n, s, s_abs);
+}
+OPVAL_CHECKSUM_CLONES void dot2(const double* row, const double* x, const double* x_abs, std::int64_t n, double& s,
+                                double& s_abs) {
+  dot2_body(row, x, x_abs, n, s, s_abs);
+}
+OPVAL_CHECKSUM_CLONES void axpy2(double c, double c_abs, const float* row, std::int64_t n, double* acc, double* acc_abs) {
+  axpy2_body(c, c_abs, row, n, acc, acc_abs);
+}
+OPVAL_CHECKSUM_CLONES void axpy2(double c, double c_abs, const double* row, std::int64_t n, double* acc,
+                                 double* acc_abs) {
+  axpy2_body(c, c_abs, row, n, acc, acc_abs);
+}
+#undef OPVAL_CHECKSUM_CLONES
+
+// Per-thread sums of length `count` for each vector, added into `into` at the end.
+struct partial_sums {
+  std::vector<double> value, magnitude;
+  explicit partial_sums(std::int64_t count) : value(r_vectors * count, 0.0), magnitude(r_vectors * count, 0.0) {}
+};
+
+// The operands of one output batch as the checks read them: A (m x k), B (k x n), the output
+// (m x n), row-major, of the stored type T when it is f32 (read in place), else fp64 copies.
+template <class T>
+struct batch_view {
+  const T *a, *b, *y;
+};
+
 class batch_checker {
  public:
   batch_checker(const checksum_operands& x, const epilogue_spec& e, const element_envelope& env, double z,
@@ -113,126 +172,151 @@ class batch_checker {
       : x_(x), e_(e), env_(env), z_(z), seed_(seed) {}
 
   batch_findings check(std::int64_t ob) const {
-    const std::int64_t m = x_.m, n = x_.n, k = x_.k;
-    const double* a = x_.a.data() + x_.a_offset[ob];
-    const double* b = x_.b.data() + x_.b_offset[ob];
-    const std::int64_t out = ob * m * n;
-    // The Gaussian vectors: x (n) for the row checks, y (m) for the column checks.
-    std::vector<double> xv(r_vectors * n), yv(r_vectors * m), fx(r_vectors * n);
-    for (int t = 0; t < r_vectors; ++t) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        xv[t * n + j] = random_normal(seed_ ^ vector_salt, std::uint64_t(ob * 4 + t), std::uint64_t(j));
-        fx[t * n + j] = factor(j) * xv[t * n + j];
-      }
-      for (std::int64_t i = 0; i < m; ++i)
-        yv[t * m + i] = random_normal(seed_ ^ vector_salt, std::uint64_t(ob * 4 + 2 + t), std::uint64_t(i));
-    }
-    // Pass over B: w = B (f x) and |B| |f x|.
-    std::vector<double> w(r_vectors * k), w_abs(r_vectors * k);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t p = 0; p < k; ++p)
-      for (int t = 0; t < r_vectors; ++t) {
-        double s = 0, sa = 0;
-        for (std::int64_t j = 0; j < n; ++j) s += b[p * n + j] * fx[t * n + j], sa += std::abs(b[p * n + j] * fx[t * n + j]);
-        w[t * k + p] = s, w_abs[t * k + p] = sa;
-      }
-    // Pass over A: rows A w, and v = y^T A for the columns.
-    sums row(m), col(n);
-    std::vector<double> v(r_vectors * k, 0.0), v_abs(r_vectors * k, 0.0);
-    std::vector<norms> a_norms(m), b_norms(n);
-#pragma omp parallel
-    {
-      std::vector<double> v_local(r_vectors * k, 0.0), v_abs_local(r_vectors * k, 0.0);
-#pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        const double* ai = a + i * k;
-        a_norms[i] = norms_of(ai, k, 1);
-        for (int t = 0; t < r_vectors; ++t) {
-          double s = 0, sa = 0;
-          const double yi = yv[t * m + i];
-          for (std::int64_t p = 0; p < k; ++p) {
-            s += ai[p] * w[t * k + p], sa += std::abs(ai[p]) * w_abs[t * k + p];
-            v_local[t * k + p] += yi * ai[p], v_abs_local[t * k + p] += std::abs(yi * ai[p]);
-          }
-          row.want[t * m + i] = s, row.mag[t * m + i] = sa;
-        }
-      }
-#pragma omp critical
-      for (std::size_t q = 0; q < v.size(); ++q) v[q] += v_local[q], v_abs[q] += v_abs_local[q];
-    }
-    // Pass over B again: f (v B) for the columns; and B's column norms.
-#pragma omp parallel for schedule(static)
-    for (std::int64_t j = 0; j < n; ++j) {
-      b_norms[j] = norms_of(b + j, k, n);
-      for (int t = 0; t < r_vectors; ++t) {
-        double s = 0, sa = 0;
-        for (std::int64_t p = 0; p < k; ++p) s += v[t * k + p] * b[p * n + j], sa += v_abs[t * k + p] * std::abs(b[p * n + j]);
-        col.want[t * n + j] = factor(j) * s, col.mag[t * n + j] = std::abs(factor(j)) * sa;
-      }
-    }
-    // Pass over the output and the epilogue operands.
-    std::vector<double> row_c(m, 0.0), row_res(m, 0.0), col_c(n, 0.0), col_res(n, 0.0);
-    output_pass(out, xv, yv, row, col, row_c, row_res, col_c, col_res);
-    return judge(row, col, a_norms, b_norms, row_c, row_res, col_c, col_res);
+    const std::int64_t a_at = x_.a_offset[ob], b_at = x_.b_offset[ob], y_at = ob * x_.m * x_.n;
+    if (x_.a32) return check(ob, batch_view<float>{x_.a32 + a_at, x_.b32 + b_at, x_.y32 + y_at});
+    return check(ob, batch_view<double>{x_.a.data() + a_at, x_.b.data() + b_at, x_.y.data() + y_at});
   }
 
  private:
   double factor(std::int64_t j) const { return dequant_factor(e_, x_.scale.empty() ? e_.scale_b : x_.scale[j]); }
   double bias(std::int64_t j) const { return x_.bias.empty() ? 0.0 : x_.bias[j]; }
 
-  // Y x and y^T Y, the epilogue operands' share of the wanted sums, and |C| and |residual|'s
-  // largest values per row and column (the envelope's).
-  void output_pass(std::int64_t out, const std::vector<double>& xv, const std::vector<double>& yv, sums& row,
-                   sums& col, std::vector<double>& row_c, std::vector<double>& row_res, std::vector<double>& col_c,
-                   std::vector<double>& col_res) const {
-    const std::int64_t m = x_.m, n = x_.n;
-    const bool has_c = !x_.c.empty(), has_res = !x_.residual.empty();
-    std::vector<double> bias_x(r_vectors, 0.0), bias_x_abs(r_vectors, 0.0);
-    for (int t = 0; t < r_vectors; ++t)
-      for (std::int64_t j = 0; j < n; ++j) bias_x[t] += bias(j) * xv[t * n + j], bias_x_abs[t] += std::abs(bias(j) * xv[t * n + j]);
+  template <class T>
+  batch_findings check(std::int64_t ob, const batch_view<T>& in) const {
+    const std::int64_t m = x_.m, n = x_.n, k = x_.k;
+    // The Gaussian vectors: x (n) for the row checks, y (m) for the column checks.
+    std::vector<double> xv(r_vectors * n), x_abs(r_vectors * n), yv(r_vectors * m), fx(r_vectors * n),
+        fx_abs(r_vectors * n);
+    for (int t = 0; t < r_vectors; ++t) {
+      random_normals(seed_ ^ vector_salt, std::uint64_t(ob * 4 + t), 0, std::span(xv).subspan(t * n, n));
+      random_normals(seed_ ^ vector_salt, std::uint64_t(ob * 4 + 2 + t), 0, std::span(yv).subspan(t * m, m));
+      for (std::int64_t j = 0; j < n; ++j) {
+        fx[t * n + j] = factor(j) * xv[t * n + j];
+        fx_abs[t * n + j] = std::abs(fx[t * n + j]), x_abs[t * n + j] = std::abs(xv[t * n + j]);
+      }
+    }
+    // Pass over B: w = B (f x) and |B| |f x|; B's column norms.
+    std::vector<double> w(r_vectors * k), w_abs(r_vectors * k);
+    std::vector<double> col_l1(n, 0.0), col_l2(n, 0.0), col_l4(n, 0.0);
 #pragma omp parallel
     {
-      sums local(n);
-      std::vector<double> c_max(n, 0.0), res_max(n, 0.0);
+      std::vector<double> l1(n, 0.0), l2(n, 0.0), l4(n, 0.0);
 #pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        const std::int64_t at = out + i * n;
-        if (has_c) row_c[i] = max_abs_row(x_.c, at, n);
-        if (has_res) row_res[i] = max_abs_row(x_.residual, at, n);
-        for (int t = 0; t < r_vectors; ++t) {
-          double got = 0, got_abs = 0, side = bias_x[t], side_abs = bias_x_abs[t];
-          const double yi = yv[t * m + i];
-          for (std::int64_t j = 0; j < n; ++j) {
-            const double xj = xv[t * n + j], yij = x_.y[at + j];
-            const double extra = (has_c ? e_.beta * x_.c[at + j] : 0.0) + (has_res ? x_.residual[at + j] : 0.0);
-            got += yij * xj, got_abs += std::abs(yij * xj);
-            side += extra * xj, side_abs += std::abs(extra * xj);
-            local.got[t * n + j] += yi * yij, local.mag[t * n + j] += std::abs(yi * yij);
-            local.want[t * n + j] += yi * extra, local.mag[t * n + j] += std::abs(yi * extra);
-          }
-          row.got[t * m + i] = got, row.want[t * m + i] += side, row.mag[t * m + i] += got_abs + side_abs;
-        }
-        for (std::int64_t j = 0; j < n && (has_c || has_res); ++j) {
-          if (has_c) c_max[j] = std::max(c_max[j], std::abs(x_.c[at + j]));
-          if (has_res) res_max[j] = std::max(res_max[j], std::abs(x_.residual[at + j]));
+      for (std::int64_t p = 0; p < k; ++p) {
+        const T* bp = in.b + p * n;
+        for (int t = 0; t < r_vectors; ++t) dot2(bp, &fx[t * n], &fx_abs[t * n], n, w[t * k + p], w_abs[t * k + p]);
+#pragma omp simd
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double v = static_cast<double>(bp[j]), v2 = v * v;
+          l1[j] += std::abs(v), l2[j] += v2, l4[j] += v2 * v2;
         }
       }
 #pragma omp critical
-      for (std::int64_t j = 0; j < n; ++j) {
+      for (std::int64_t j = 0; j < n; ++j) col_l1[j] += l1[j], col_l2[j] += l2[j], col_l4[j] += l4[j];
+    }
+    std::vector<norms> a_norms(m), b_norms(n);
+    for (std::int64_t j = 0; j < n; ++j) b_norms[j] = {col_l1[j], std::sqrt(col_l2[j]), std::sqrt(col_l4[j])};
+    // Pass over A: rows A w, and v = y^T A for the columns; A's row norms.
+    sums row(m), col(n);
+    partial_sums v(k);
+#pragma omp parallel
+    {
+      partial_sums local(k);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const T* ai = in.a + i * k;
+        a_norms[i] = norms_of(ai, k);
         for (int t = 0; t < r_vectors; ++t) {
-          col.got[t * n + j] += local.got[t * n + j];
-          col.want[t * n + j] += local.want[t * n + j];
-          col.mag[t * n + j] += local.mag[t * n + j];
+          dot2(ai, &w[t * k], &w_abs[t * k], k, row.want[t * m + i], row.mag[t * m + i]);
+          const double yi = yv[t * m + i];
+          axpy2(yi, std::abs(yi), ai, k, &local.value[t * k], &local.magnitude[t * k]);
         }
-        col_c[j] = std::max(col_c[j], c_max[j]), col_res[j] = std::max(col_res[j], res_max[j]);
+      }
+#pragma omp critical
+      for (std::size_t q = 0; q < v.value.size(); ++q) v.value[q] += local.value[q], v.magnitude[q] += local.magnitude[q];
+    }
+    // Pass over B again: f (v B) for the columns.
+    partial_sums vb(n);
+#pragma omp parallel
+    {
+      partial_sums local(n);
+#pragma omp for schedule(static)
+      for (std::int64_t p = 0; p < k; ++p)
+        for (int t = 0; t < r_vectors; ++t)
+          axpy2(v.value[t * k + p], v.magnitude[t * k + p], in.b + p * n, n, &local.value[t * n], &local.magnitude[t * n]);
+#pragma omp critical
+      for (std::size_t q = 0; q < vb.value.size(); ++q) vb.value[q] += local.value[q], vb.magnitude[q] += local.magnitude[q];
+    }
+    for (int t = 0; t < r_vectors; ++t)
+      for (std::int64_t j = 0; j < n; ++j)
+        col.want[t * n + j] = factor(j) * vb.value[t * n + j], col.mag[t * n + j] = std::abs(factor(j)) * vb.magnitude[t * n + j];
+    // Pass over the output and the epilogue operands.
+    std::vector<double> row_c(m, 0.0), row_res(m, 0.0), col_c(n, 0.0), col_res(n, 0.0);
+    output_pass(in.y, xv, x_abs, yv, row, col);
+    epilogue_pass(ob * m * n, xv, x_abs, yv, row, col, row_c, row_res, col_c, col_res);
+    return judge(row, col, a_norms, b_norms, row_c, row_res, col_c, col_res);
+  }
+
+  // Y x row by row and y^T Y column by column.
+  template <class T>
+  void output_pass(const T* y, const std::vector<double>& xv, const std::vector<double>& x_abs,
+                   const std::vector<double>& yv, sums& row, sums& col) const {
+    const std::int64_t m = x_.m, n = x_.n;
+    partial_sums total(n);
+#pragma omp parallel
+    {
+      partial_sums local(n);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const T* yi = y + i * n;
+        for (int t = 0; t < r_vectors; ++t) {
+          double got = 0, got_abs = 0;
+          dot2(yi, &xv[t * n], &x_abs[t * n], n, got, got_abs);
+          row.got[t * m + i] = got, row.mag[t * m + i] += got_abs;
+          axpy2(yv[t * m + i], std::abs(yv[t * m + i]), yi, n, &local.value[t * n], &local.magnitude[t * n]);
+        }
+      }
+#pragma omp critical
+      for (std::size_t q = 0; q < total.value.size(); ++q)
+        total.value[q] += local.value[q], total.magnitude[q] += local.magnitude[q];
+    }
+    for (std::size_t q = 0; q < total.value.size(); ++q) col.got[q] = total.value[q], col.mag[q] += total.magnitude[q];
+  }
+
+  // The epilogue operands' share of the wanted sums (beta C + residual row by row and column by
+  // column, bias by its dot products), and |C| and |residual|'s largest values per row and
+  // column (the envelope's).
+  void epilogue_pass(std::int64_t out, const std::vector<double>& xv, const std::vector<double>& x_abs,
+                     const std::vector<double>& yv, sums& row, sums& col, std::vector<double>& row_c,
+                     std::vector<double>& row_res, std::vector<double>& col_c, std::vector<double>& col_res) const {
+    const std::int64_t m = x_.m, n = x_.n;
+    for (int t = 0; t < r_vectors; ++t) {
+      double bias_x = 0, bias_x_abs = 0, y_sum = 0, y_abs = 0;
+      for (std::int64_t j = 0; j < n; ++j) bias_x += bias(j) * xv[t * n + j], bias_x_abs += std::abs(bias(j)) * x_abs[t * n + j];
+      for (std::int64_t i = 0; i < m; ++i) y_sum += yv[t * m + i], y_abs += std::abs(yv[t * m + i]);
+      for (std::int64_t i = 0; i < m; ++i) row.want[t * m + i] += bias_x, row.mag[t * m + i] += bias_x_abs;
+      for (std::int64_t j = 0; j < n; ++j) col.want[t * n + j] += bias(j) * y_sum, col.mag[t * n + j] += std::abs(bias(j)) * y_abs;
+    }
+    const bool has_c = !x_.c.empty(), has_res = !x_.residual.empty();
+    if (!has_c && !has_res) return;
+    std::vector<double> extra(n);
+    partial_sums columns(n);
+    for (std::int64_t i = 0; i < m; ++i) {
+      const std::int64_t at = out + i * n;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double c = has_c ? x_.c[at + j] : 0.0, res = has_res ? x_.residual[at + j] : 0.0;
+        extra[j] = e_.beta * c + res;
+        row_c[i] = std::max(row_c[i], std::abs(c)), row_res[i] = std::max(row_res[i], std::abs(res));
+        col_c[j] = std::max(col_c[j], std::abs(c)), col_res[j] = std::max(col_res[j], std::abs(res));
+      }
+      for (int t = 0; t < r_vectors; ++t) {
+        double s = 0, s_abs = 0;
+        dot2(extra.data(), &xv[t * n], &x_abs[t * n], n, s, s_abs);
+        row.want[t * m + i] += s, row.mag[t * m + i] += s_abs;
+        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), extra.data(), n, &columns.value[t * n], &columns.magnitude[t * n]);
       }
     }
-    for (int t = 0; t < r_vectors; ++t) {
-      double y_sum = 0, y_abs = 0;
-      for (std::int64_t i = 0; i < m; ++i) y_sum += yv[t * m + i], y_abs += std::abs(yv[t * m + i]);
-      for (std::int64_t j = 0; j < n; ++j)
-        col.want[t * n + j] += bias(j) * y_sum, col.mag[t * n + j] += std::abs(bias(j)) * y_abs;
-    }
+    for (std::size_t q = 0; q < columns.value.size(); ++q) col.want[q] += columns.value[q], col.mag[q] += columns.magnitude[q];
   }
 
   // The fp64 evaluation's own error on sums over `terms` terms of magnitude `mag`: both sides'

@@ -106,10 +106,35 @@ void dot_generic(const contract_arith& ar, std::int64_t m, std::int64_t n, std::
   }
 }
 
-double rms(const std::vector<double>& v) {
+// The root mean square of the finite values value(i) - zp, i < n: summed per chunk of 4096 and
+// then over the chunks in order, so that any thread count gives the same bits.
+template <class Value>
+double chunked_rms(std::int64_t n, std::int64_t zp, Value value) {
+  constexpr std::int64_t chunk = 4096;
+  std::vector<double> sums(std::size_t((n + chunk - 1) / chunk), 0.0);
+#pragma omp parallel for schedule(static) if (n > 4 * chunk)
+  for (std::int64_t c = 0; c < std::int64_t(sums.size()); ++c) {
+    double s = 0;
+    for (std::int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+      const double x = value(i) - double(zp);
+      s += std::isfinite(x) ? x * x : 0.0;
+    }
+    sums[std::size_t(c)] = s;
+  }
   double s = 0;
-  for (double x : v) s += std::isfinite(x) ? x * x : 0.0;
-  return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size()));
+  for (const double part : sums) s += part;
+  return n == 0 ? 0.0 : std::sqrt(s / double(n));
+}
+
+// The RMS of a GEMM operand's stored values less its zero point, read in place when it is a
+// contiguous f32 tensor (no copy of a large operand).
+double centered_rms(const tensor& t, std::int64_t zp) {
+  if (t.is_contiguous() && t.type() == dtype::f32) {
+    const float* data = t.data_as<float>();
+    return chunked_rms(t.numel(), zp, [data](std::int64_t i) { return double(data[i]); });
+  }
+  const std::vector<double> v = t.to_vector();
+  return chunked_rms(std::int64_t(v.size()), zp, [&v](std::int64_t i) { return v[std::size_t(i)]; });
 }
 
 // Parameters of the A/B fill of kind `kind` for storage type t.
@@ -270,7 +295,7 @@ fill_traits fill_gemm(const problem& p, const epilogue_spec& e, std::int64_t k,
                             is_a ? block_axis::along_rows : block_axis::down_columns, fp, seed, i);
     } else {
       fill_tensor(in[i], fp, seed, i);
-      v = rms(centered(in[i].to_vector(), is_a ? e.zp_a : e.zp_b));
+      v = centered_rms(in[i], is_a ? e.zp_a : e.zp_b);
     }
     (is_a ? rms_a : rms_b) = v > 0 ? v : 1.0;
   }

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Validate time over kernel time for f32 GEMM (issue 19 §5): the whole case's wall time, every
+check included (`timings.total` of the record), over one execution of the kernel
+(`timings.execute`), for each backend, size and verification method, as medians over runs.
+
+    .venv/bin/python bench/verify_speed.py [--opval build/opval] [--backends openblas,onednn]
+        [--cases full:1024,sampled:1024,sampled:4096,full:4096,sampled:8192] [--runs 3]
+
+Each case runs in its own `opval run` (process isolation, as users run it); the runs alternate
+between the cases so that a noisy neighbour spreads over all of them. Prints one line per
+backend and case: kernel ms, case ms, their ratio, and the case's time split.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+STAGES = ("fill", "execute", "reference", "bound", "compare")
+
+
+def run_case(opval: str, backend: str, method: str, n: int, jsonl: Path) -> dict:
+    line = f"matmul m={n} n={n} k={n} dt=f32:f32:f32"
+    subprocess.run([opval, "run", "--backend", backend, "--problems", line, "--verify", method, "--timeout", "3600",
+                    "--jsonl", str(jsonl)], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    record = json.loads(jsonl.read_text().splitlines()[-1])
+    jsonl.unlink()
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--opval", default="build/opval")
+    parser.add_argument("--backends", default="openblas,onednn")
+    parser.add_argument("--cases", default="full:1024,sampled:1024,sampled:4096,full:4096")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    cases = [(m, int(n)) for m, n in (c.split(":") for c in args.cases.split(","))]
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as work:
+        for _ in range(args.runs):
+            for backend in args.backends.split(","):
+                for method, n in cases:
+                    r = run_case(args.opval, backend, method, n, Path(work) / "case.jsonl")
+                    results.setdefault((backend, method, n), []).append(r)
+    print(f"{'backend':<9} {'verify':<8} {'N':>5} {'state':<7} {'kernel ms':>10} {'case ms':>9} {'case/kernel':>12}  split (ms)")
+    for (backend, method, n), records in results.items():
+        t = {k: statistics.median(r["timings"][k] for r in records) for k in STAGES + ("total",)}
+        other = t["total"] - sum(t[k] for k in STAGES)
+        split = ", ".join(f"{k} {t[k] * 1e3:.0f}" for k in STAGES) + f", other {other * 1e3:.0f}"
+        states = "/".join(sorted({r["state"] for r in records}))
+        print(f"{backend:<9} {method:<8} {n:>5} {states:<7} {t['execute'] * 1e3:>10.1f} {t['total'] * 1e3:>9.1f} "
+              f"{t['total'] / t['execute']:>12.2f}  {split}")
+
+
+if __name__ == "__main__":
+    main()
