@@ -235,6 +235,7 @@ class console_reporter final : public reporter {
     per_op_[r.op].add(v.st);
     failures_.add(r);
     if (ran(r)) split_.add(r.times), memory_.add(r.memory);
+    if (r.verified.method == "sampled") ++sampled_;
     // A refusal is counted, and listed only when verbose: the rows show what ran.
     if (!ran(r)) refusals_.add(r);
     if (o_.quiet || (!o_.verbose && !ran(r))) return;
@@ -265,6 +266,12 @@ class console_reporter final : public reporter {
     if (s.known_passed > 0)
       fmt::print(out_, "({} cases listed as known failures passed: fixed, or the list is stale)\n", s.known_passed);
     if (s.unimplemented > 0) fmt::print(out_, "(of which {} unimplemented)\n", s.unimplemented);
+    if (sampled_ > 0)
+      fmt::print(out_, "{}", detail::wrap(fmt::format("({} case{} verified by a sample of elements and checksums, the "
+                                                      "kernel run once: no determinism or perturbation check; "
+                                                      "--verify full checks every element)",
+                                                      sampled_, sampled_ == 1 ? "" : "s"),
+                                          o_.width, 1, 0));
     fmt::print(out_, "{}{}\n", failures_.text(o_.width, o_.colour), closing_line(s));
     out_.flush();
   }
@@ -420,6 +427,7 @@ class console_reporter final : public reporter {
   std::ostream& out_;
   console_options o_;
   std::size_t backend_width_ = 7;
+  int sampled_ = 0;  // cases verified by sample (--verify sampled or auto)
   std::map<std::string, run_summary> per_op_;
   refusal_counts refusals_;
   failure_summary failures_;

@@ -487,5 +487,16 @@ TEST_F(CliTest, HelpDocumentsEveryOptionThatDocsCliMdDocuments) {
   EXPECT_TRUE(version.out.starts_with("opval ")) << version.out;
 }
 
+// --verify: the console says how many cases were verified by sample, the repro carries the
+// option, and a word not among its choices is bad input.
+TEST_F(CliTest, verify_sampled_is_counted_in_the_summary_and_a_bad_method_is_refused) {
+  const cli_result r = opval({"run", "--problems", "matmul m=200 n=150 k=32 dt=f32:f32:f32", "--verify", "sampled"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 case verified by a sample of elements and checksums"), std::string::npos) << r.out;
+  const cli_result full = opval({"run", "--problems", "matmul m=200 n=150 k=32 dt=f32:f32:f32", "--verify", "full"});
+  EXPECT_EQ(full.out.find("verified by a sample"), std::string::npos) << full.out;
+  expect_bad_input({"run", "--op", "relu", "--verify", "quick"}, "--verify");
+}
+
 }  // namespace
 }  // namespace opval
