@@ -204,7 +204,8 @@ class batch_checker {
 #pragma omp for schedule(static)
       for (std::int64_t p = 0; p < k; ++p) {
         const T* bp = in.b + p * n;
-        for (int t = 0; t < r_vectors; ++t) dot2(bp, &fx[t * n], &fx_abs[t * n], n, w[t * k + p], w_abs[t * k + p]);
+        for (int t = 0; t < r_vectors; ++t)
+          dot2(bp, fx.data() + t * n, fx_abs.data() + t * n, n, w[t * k + p], w_abs[t * k + p]);
 #pragma omp simd
         for (std::int64_t j = 0; j < n; ++j) {
           const double v = static_cast<double>(bp[j]), v2 = v * v;
@@ -227,9 +228,9 @@ class batch_checker {
         const T* ai = in.a + i * k;
         a_norms[i] = norms_of(ai, k);
         for (int t = 0; t < r_vectors; ++t) {
-          dot2(ai, &w[t * k], &w_abs[t * k], k, row.want[t * m + i], row.mag[t * m + i]);
+          dot2(ai, w.data() + t * k, w_abs.data() + t * k, k, row.want[t * m + i], row.mag[t * m + i]);
           const double yi = yv[t * m + i];
-          axpy2(yi, std::abs(yi), ai, k, &local.value[t * k], &local.magnitude[t * k]);
+          axpy2(yi, std::abs(yi), ai, k, local.value.data() + t * k, local.magnitude.data() + t * k);
         }
       }
 #pragma omp critical
@@ -243,7 +244,8 @@ class batch_checker {
 #pragma omp for schedule(static)
       for (std::int64_t p = 0; p < k; ++p)
         for (int t = 0; t < r_vectors; ++t)
-          axpy2(v.value[t * k + p], v.magnitude[t * k + p], in.b + p * n, n, &local.value[t * n], &local.magnitude[t * n]);
+          axpy2(v.value[t * k + p], v.magnitude[t * k + p], in.b + p * n, n, local.value.data() + t * n,
+                local.magnitude.data() + t * n);
 #pragma omp critical
       for (std::size_t q = 0; q < vb.value.size(); ++q) vb.value[q] += local.value[q], vb.magnitude[q] += local.magnitude[q];
     }
@@ -271,9 +273,10 @@ class batch_checker {
         const T* yi = y + i * n;
         for (int t = 0; t < r_vectors; ++t) {
           double got = 0, got_abs = 0;
-          dot2(yi, &xv[t * n], &x_abs[t * n], n, got, got_abs);
+          dot2(yi, xv.data() + t * n, x_abs.data() + t * n, n, got, got_abs);
           row.got[t * m + i] = got, row.mag[t * m + i] += got_abs;
-          axpy2(yv[t * m + i], std::abs(yv[t * m + i]), yi, n, &local.value[t * n], &local.magnitude[t * n]);
+          axpy2(yv[t * m + i], std::abs(yv[t * m + i]), yi, n, local.value.data() + t * n,
+                local.magnitude.data() + t * n);
         }
       }
 #pragma omp critical
@@ -311,9 +314,10 @@ class batch_checker {
       }
       for (int t = 0; t < r_vectors; ++t) {
         double s = 0, s_abs = 0;
-        dot2(extra.data(), &xv[t * n], &x_abs[t * n], n, s, s_abs);
+        dot2(extra.data(), xv.data() + t * n, x_abs.data() + t * n, n, s, s_abs);
         row.want[t * m + i] += s, row.mag[t * m + i] += s_abs;
-        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), extra.data(), n, &columns.value[t * n], &columns.magnitude[t * n]);
+        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), extra.data(), n, columns.value.data() + t * n,
+              columns.magnitude.data() + t * n);
       }
     }
     for (std::size_t q = 0; q < columns.value.size(); ++q) col.want[q] += columns.value[q], col.mag[q] += columns.magnitude[q];
