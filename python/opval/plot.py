@@ -100,7 +100,9 @@ def throughput_figure(timed: list[dict]):
         size = float(r["sweep"][axis]) if axis and axis in (r.get("sweep") or {}) else r["counts"]["bytes"]
         value, unit = _throughput(r)
         slow, fast = _throughput_interval(r)
-        series[_series_key(r, {axis} if axis else set())].append((size, value, value - slow, fast - value))
+        # Never a negative bar: a degenerate interval (its end at the median) must not fail the plot.
+        series[_series_key(r, {axis} if axis else set())].append((size, value, max(0.0, value - slow),
+                                                                   max(0.0, fast - value)))
     fig = Figure(figsize=(8, 5))
     ax = fig.subplots()
     for key, points in sorted(series.items()):
