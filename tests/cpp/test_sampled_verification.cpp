@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include "backend_testing.hpp"
 #include "ops/common_gemm/gemm_sample.hpp"
@@ -171,6 +172,25 @@ TEST(SampledVerification, NeverWrittenElementsAreFoundInTheOneRun) {
   EXPECT_EQ(r.v.st, state::failed);
   EXPECT_NE(r.v.reason.find("never written"), std::string::npos) << r.v.reason;
   EXPECT_NE(r.not_applicable.find("runs the kernel once"), std::string::npos);
+}
+
+// The checksums' sums are blocked by rows, not by threads: their texts (thresholds, the worst
+// ratio) are the same for any thread count, as every other part of a record.
+TEST(SampledVerification, ChecksumTextsDoNotDependOnTheThreadCount) {
+  function_backend b("tile", damaged([](std::int64_t i, std::int64_t j, double v) {
+                       return in_tile(i, j, 64, 128, 16) ? v + 3.0 : v;
+                     }));
+  std::vector<std::string> texts;
+  for (const int threads : {1, 2, 3}) {
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    const case_result r = run_verified("matmul m=700 n=650 k=300 dt=f32:f32:f32", b, 4);
+    omp_set_num_threads(before);
+    ASSERT_EQ(r.v.st, state::failed);
+    texts.push_back(r.verified.checksums + " | " + r.v.outputs[0].checks[0].reason);
+  }
+  EXPECT_EQ(texts[0], texts[1]);
+  EXPECT_EQ(texts[0], texts[2]);
 }
 
 TEST(SampledVerification, AutoChoosesByFlopsAndRecordsWhy) {

@@ -152,11 +152,23 @@ OPVAL_CHECKSUM_CLONES void axpy2(double c, double c_abs, const double* row, std:
 }
 #undef OPVAL_CHECKSUM_CLONES
 
-// Per-thread sums of length `count` for each vector, added into `into` at the end.
-struct partial_sums {
-  std::vector<double> value, magnitude;
-  explicit partial_sums(std::int64_t count) : value(r_vectors * count, 0.0), magnitude(r_vectors * count, 0.0) {}
-};
+// Sums over `rows` of what add_row(row, acc) adds into `length` accumulators, the same for any
+// thread count: the rows in at most 64 fixed blocks, each block's partial sums added in block
+// order. Each row's own results (written by add_row elsewhere) need no reduction.
+template <class AddRow>
+std::vector<double> blocked_sum(std::int64_t rows, std::size_t length, AddRow&& add_row) {
+  const std::int64_t block = std::max<std::int64_t>(64, (rows + 63) / 64);
+  const std::int64_t blocks = (rows + block - 1) / block;
+  std::vector<double> partial(std::size_t(blocks) * length, 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (std::int64_t row = b * block; row < std::min(rows, (b + 1) * block); ++row)
+      add_row(row, partial.data() + std::size_t(b) * length);
+  std::vector<double> total(length, 0.0);
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (std::size_t q = 0; q < length; ++q) total[q] += partial[std::size_t(b) * length + q];
+  return total;
+}
 
 // The operands of one output batch as the checks read them: A (m x k), B (k x n), the output
 // (m x n), row-major, of the stored type T when it is f32 (read in place), else fp64 copies.
@@ -195,63 +207,41 @@ class batch_checker {
         fx_abs[t * n + j] = std::abs(fx[t * n + j]), x_abs[t * n + j] = std::abs(xv[t * n + j]);
       }
     }
-    // Pass over B: w = B (f x) and |B| |f x|; B's column norms.
+    // Pass over B: w = B (f x) and |B| |f x|; B's column norms (sum |b|, b^2, b^4 per column).
     std::vector<double> w(r_vectors * k), w_abs(r_vectors * k);
-    std::vector<double> col_l1(n, 0.0), col_l2(n, 0.0), col_l4(n, 0.0);
-#pragma omp parallel
-    {
-      std::vector<double> l1(n, 0.0), l2(n, 0.0), l4(n, 0.0);
-#pragma omp for schedule(static)
-      for (std::int64_t p = 0; p < k; ++p) {
-        const T* bp = in.b + p * n;
-        for (int t = 0; t < r_vectors; ++t)
-          dot2(bp, fx.data() + t * n, fx_abs.data() + t * n, n, w[t * k + p], w_abs[t * k + p]);
+    const std::vector<double> col_norms = blocked_sum(k, std::size_t(3 * n), [&](std::int64_t p, double* acc) {
+      const T* bp = in.b + p * n;
+      for (int t = 0; t < r_vectors; ++t)
+        dot2(bp, fx.data() + t * n, fx_abs.data() + t * n, n, w[t * k + p], w_abs[t * k + p]);
 #pragma omp simd
-        for (std::int64_t j = 0; j < n; ++j) {
-          const double v = static_cast<double>(bp[j]), v2 = v * v;
-          l1[j] += std::abs(v), l2[j] += v2, l4[j] += v2 * v2;
-        }
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double v = static_cast<double>(bp[j]), v2 = v * v;
+        acc[j] += std::abs(v), acc[n + j] += v2, acc[2 * n + j] += v2 * v2;
       }
-#pragma omp critical
-      for (std::int64_t j = 0; j < n; ++j) col_l1[j] += l1[j], col_l2[j] += l2[j], col_l4[j] += l4[j];
-    }
+    });
     std::vector<norms> a_norms(m), b_norms(n);
-    for (std::int64_t j = 0; j < n; ++j) b_norms[j] = {col_l1[j], std::sqrt(col_l2[j]), std::sqrt(col_l4[j])};
-    // Pass over A: rows A w, and v = y^T A for the columns; A's row norms.
+    for (std::int64_t j = 0; j < n; ++j)
+      b_norms[j] = {col_norms[j], std::sqrt(col_norms[n + j]), std::sqrt(col_norms[2 * n + j])};
+    // Pass over A: rows A w, and v = y^T A for the columns (values, then magnitudes); A's row norms.
     sums row(m), col(n);
-    partial_sums v(k);
-#pragma omp parallel
-    {
-      partial_sums local(k);
-#pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        const T* ai = in.a + i * k;
-        a_norms[i] = norms_of(ai, k);
-        for (int t = 0; t < r_vectors; ++t) {
-          dot2(ai, w.data() + t * k, w_abs.data() + t * k, k, row.want[t * m + i], row.mag[t * m + i]);
-          const double yi = yv[t * m + i];
-          axpy2(yi, std::abs(yi), ai, k, local.value.data() + t * k, local.magnitude.data() + t * k);
-        }
+    const std::size_t rk = std::size_t(r_vectors * k), rn = std::size_t(r_vectors * n);
+    const std::vector<double> v = blocked_sum(m, 2 * rk, [&](std::int64_t i, double* acc) {
+      const T* ai = in.a + i * k;
+      a_norms[i] = norms_of(ai, k);
+      for (int t = 0; t < r_vectors; ++t) {
+        dot2(ai, w.data() + t * k, w_abs.data() + t * k, k, row.want[t * m + i], row.mag[t * m + i]);
+        const double yi = yv[t * m + i];
+        axpy2(yi, std::abs(yi), ai, k, acc + t * k, acc + rk + t * k);
       }
-#pragma omp critical
-      for (std::size_t q = 0; q < v.value.size(); ++q) v.value[q] += local.value[q], v.magnitude[q] += local.magnitude[q];
-    }
+    });
     // Pass over B again: f (v B) for the columns.
-    partial_sums vb(n);
-#pragma omp parallel
-    {
-      partial_sums local(n);
-#pragma omp for schedule(static)
-      for (std::int64_t p = 0; p < k; ++p)
-        for (int t = 0; t < r_vectors; ++t)
-          axpy2(v.value[t * k + p], v.magnitude[t * k + p], in.b + p * n, n, local.value.data() + t * n,
-                local.magnitude.data() + t * n);
-#pragma omp critical
-      for (std::size_t q = 0; q < vb.value.size(); ++q) vb.value[q] += local.value[q], vb.magnitude[q] += local.magnitude[q];
-    }
+    const std::vector<double> vb = blocked_sum(k, 2 * rn, [&](std::int64_t p, double* acc) {
+      for (int t = 0; t < r_vectors; ++t)
+        axpy2(v[t * k + p], v[rk + t * k + p], in.b + p * n, n, acc + t * n, acc + rn + t * n);
+    });
     for (int t = 0; t < r_vectors; ++t)
       for (std::int64_t j = 0; j < n; ++j)
-        col.want[t * n + j] = factor(j) * vb.value[t * n + j], col.mag[t * n + j] = std::abs(factor(j)) * vb.magnitude[t * n + j];
+        col.want[t * n + j] = factor(j) * vb[t * n + j], col.mag[t * n + j] = std::abs(factor(j)) * vb[rn + t * n + j];
     // Pass over the output and the epilogue operands.
     std::vector<double> row_c(m, 0.0), row_res(m, 0.0), col_c(n, 0.0), col_res(n, 0.0);
     output_pass(in.y, xv, x_abs, yv, row, col);
@@ -264,26 +254,17 @@ class batch_checker {
   void output_pass(const T* y, const std::vector<double>& xv, const std::vector<double>& x_abs,
                    const std::vector<double>& yv, sums& row, sums& col) const {
     const std::int64_t m = x_.m, n = x_.n;
-    partial_sums total(n);
-#pragma omp parallel
-    {
-      partial_sums local(n);
-#pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        const T* yi = y + i * n;
-        for (int t = 0; t < r_vectors; ++t) {
-          double got = 0, got_abs = 0;
-          dot2(yi, xv.data() + t * n, x_abs.data() + t * n, n, got, got_abs);
-          row.got[t * m + i] = got, row.mag[t * m + i] += got_abs;
-          axpy2(yv[t * m + i], std::abs(yv[t * m + i]), yi, n, local.value.data() + t * n,
-                local.magnitude.data() + t * n);
-        }
+    const std::size_t rn = std::size_t(r_vectors * n);
+    const std::vector<double> total = blocked_sum(m, 2 * rn, [&](std::int64_t i, double* acc) {
+      const T* yi = y + i * n;
+      for (int t = 0; t < r_vectors; ++t) {
+        double got = 0, got_abs = 0;
+        dot2(yi, xv.data() + t * n, x_abs.data() + t * n, n, got, got_abs);
+        row.got[t * m + i] = got, row.mag[t * m + i] += got_abs;
+        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), yi, n, acc + t * n, acc + rn + t * n);
       }
-#pragma omp critical
-      for (std::size_t q = 0; q < total.value.size(); ++q)
-        total.value[q] += local.value[q], total.magnitude[q] += local.magnitude[q];
-    }
-    for (std::size_t q = 0; q < total.value.size(); ++q) col.got[q] = total.value[q], col.mag[q] += total.magnitude[q];
+    });
+    for (std::size_t q = 0; q < rn; ++q) col.got[q] = total[q], col.mag[q] += total[rn + q];
   }
 
   // The epilogue operands' share of the wanted sums (beta C + residual row by row and column by
@@ -303,7 +284,8 @@ class batch_checker {
     const bool has_c = !x_.c.empty(), has_res = !x_.residual.empty();
     if (!has_c && !has_res) return;
     std::vector<double> extra(n);
-    partial_sums columns(n);
+    const std::size_t rn = std::size_t(r_vectors * n);
+    std::vector<double> columns(2 * rn, 0.0);  // values, then magnitudes
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t at = out + i * n;
       for (std::int64_t j = 0; j < n; ++j) {
@@ -316,11 +298,11 @@ class batch_checker {
         double s = 0, s_abs = 0;
         dot2(extra.data(), xv.data() + t * n, x_abs.data() + t * n, n, s, s_abs);
         row.want[t * m + i] += s, row.mag[t * m + i] += s_abs;
-        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), extra.data(), n, columns.value.data() + t * n,
-              columns.magnitude.data() + t * n);
+        axpy2(yv[t * m + i], std::abs(yv[t * m + i]), extra.data(), n, columns.data() + t * n,
+              columns.data() + rn + t * n);
       }
     }
-    for (std::size_t q = 0; q < columns.value.size(); ++q) col.want[q] += columns.value[q], col.mag[q] += columns.magnitude[q];
+    for (std::size_t q = 0; q < rn; ++q) col.want[q] += columns[q], col.mag[q] += columns[rn + q];
   }
 
   // The fp64 evaluation's own error on sums over `terms` terms of magnitude `mag`: both sides'
