@@ -78,7 +78,8 @@ std::optional<output_sample> draw_sample(const problem& p, std::span<const tenso
                                          case_result& r) {
   if (o.verify == "full") return std::nullopt;
   const bool asked = o.verify == "sampled";
-  if (!asked && p.spec().counts(p).flops < sampled_verification_flops) return std::nullopt;
+  const double flops = p.spec().counts(p).flops;
+  if (!asked && flops < sampled_verification_flops) return std::nullopt;
   if (std::string why = why_full(o); !why.empty()) {
     if (asked) r.verified.why = fmt::format("verified in full: {}", why);
     return std::nullopt;
@@ -89,7 +90,7 @@ std::optional<output_sample> draw_sample(const problem& p, std::span<const tenso
     return std::nullopt;
   }
   r.verified.why = asked ? "asked for (--verify sampled)"
-                         : fmt::format("{:.3g} FLOPs, from {:.3g} up --verify auto samples", p.spec().counts(p).flops,
+                         : fmt::format("{:.3g} FLOPs, from {:.3g} up --verify auto samples", flops,
                                        sampled_verification_flops);
   return s;
 }

@@ -19,15 +19,30 @@ using namespace common_gemm;
 
 namespace {
 
-// Element offsets of each output batch's matrix in an operand of batch dims `batch` (m x n
-// matrices; broadcast batches read the same one).
+// Element offsets of each output batch's matrix in a contiguous operand of batch dims `batch`
+// (rows x cols matrices; broadcast batches read the same one).
 std::vector<std::int64_t> matrix_offsets(const matmul_shape& s, const dims& batch, std::int64_t rows,
                                          std::int64_t cols) {
-  const std::int64_t matrix = rows * cols;
-  std::vector<std::int64_t> at = batch_offsets(s.batch, with_matrix(batch, rows, cols),
-                                               tensor(dtype::f64, with_matrix(batch, rows, cols)).strides());
-  for (std::int64_t& o : at) o = matrix == 0 ? 0 : o / matrix * matrix;  // the matrix's start
-  return at;
+  const dims shape = with_matrix(batch, rows, cols);
+  return batch_offsets(s.batch, shape, row_major_strides(shape));
+}
+
+// The gathered operand of sample rows x cols: A's rows and B's columns, C's and the residual's
+// both, bias' and scale_b's columns (block scales follow their operand).
+tensor gathered(const tensor& t, operand_role role, std::span<const std::int64_t> rows,
+                std::span<const std::int64_t> cols) {
+  const int last = t.rank() - 1;
+  switch (role) {
+    case operand_role::a:
+    case operand_role::a_scale: return take(t, last - 1, rows);
+    case operand_role::b:
+    case operand_role::b_scale: return take(t, last, cols);
+    case operand_role::c:
+    case operand_role::residual: return take(take(t, last - 1, rows), last, cols);
+    case operand_role::bias:
+    case operand_role::scale: break;
+  }
+  return take(t, 0, cols);  // one value per column
 }
 
 // Whether the checksums read t in place: contiguous f32.
@@ -53,16 +68,8 @@ std::optional<output_sample> matmul_spec::sample(const problem& p, std::span<con
   out.sub.set("n", std::int64_t(cols.size()));
   for (const char* layout : {"ta", "tb"}) out.sub.set(layout, false);
   for (const char* ld : {"lda", "ldb", "ldc"}) out.sub.set(ld, std::int64_t(0));
-  const std::vector<operand> ops = inputs(p);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const tensor& t = in[i];
-    const int last = t.rank() - 1;
-    const std::string& name = ops[i].name;
-    if (name == "A" || name == "A_scale") out.inputs.push_back(take(t, last - 1, rows));
-    else if (name == "B" || name == "B_scale") out.inputs.push_back(take(t, last, cols));
-    else if (name == "C" || name == "residual") out.inputs.push_back(take(take(t, last - 1, rows), last, cols));
-    else out.inputs.push_back(take(t, 0, cols));  // bias, scale_b: one value per column
-  }
+  const std::vector<operand_role> roles = roles_of(read_epilogue(p, true), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) out.inputs.push_back(gathered(in[i], roles[i], rows, cols));
   std::vector<std::int64_t>& where = out.where.emplace_back();
   where.reserve(std::size_t(s.batch_count) * rows.size() * cols.size());
   for (std::int64_t ob = 0; ob < s.batch_count; ++ob)
