@@ -193,6 +193,103 @@ TEST(SampledVerification, ChecksumTextsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(texts[0], texts[2]);
 }
 
+// --- conv2d: a sample of whole output channels, checksums of the GEMM form -------------------
+
+// The correct conv2d kernel with `damage(image, channel, output position, value)` applied to
+// each output element.
+kernel_fn damaged_conv(std::function<double(std::int64_t n, std::int64_t c, std::int64_t q, double v)> damage) {
+  return [damage](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    exact_then_rounded(p, in, out);
+    const dims& d = out[0].shape();  // logical [mb, oc, oh, ow]
+    const std::int64_t positions = d[2] * d[3];
+    std::vector<double> v = out[0].to_vector();
+    for (std::int64_t at = 0; at < std::int64_t(v.size()); ++at)
+      v[at] = damage(at / positions / d[1], at / positions % d[1], at % positions, v[at]);
+    out[0].assign(v);
+  };
+}
+
+const std::vector<std::string> correct_conv_lines = {
+    "conv2d mb=2 ic=16 oc=200 ih=12 iw=11 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1 bias=1 dt=f32:f32:f32",
+    "conv2d mb=1 ic=24 oc=160 ih=9 iw=9 kh=3 kw=3 sh=2 sw=2 g=2 residual=1 layout=nhwc dt=f32:f32:f32",
+    "conv2d mb=3 ic=32 oc=130 ih=7 iw=7 kh=1 kw=1 bias=1 dt=bf16:f32:bf16",
+    "conv2d mb=1 ic=16 oc=96 ih=10 iw=10 kh=3 kw=3 dh=2 dw=2 scale_b_mode=per_channel scale_a=0.5 dt=f16:f32:f16",
+    "conv2d mb=2 ic=16 oc=144 ih=8 iw=8 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1 dt=u8xi8:i32:f32 scale_a=0.01 scale_b=0.02 "
+    "zp_a=128",
+};
+
+TEST(SampledVerification, ConvCorrectKernelsPassAtEverySeed) {
+  function_backend exact("exact", exact_then_rounded);
+  auto sim = make_sim_backend();
+  for (backend* b : {static_cast<backend*>(&exact), sim.get()})
+    for (const std::string& line : correct_conv_lines)
+      for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+        const case_result r = run_verified(line, *b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << b->name() << " seed " << seed << ": " << line << ": " << r.v.reason;
+        EXPECT_EQ(r.verified.method, "sampled") << line;
+        EXPECT_NE(r.verified.sample.find("%)"), std::string::npos);
+        ASSERT_EQ(r.v.outputs[0].checks.size(), 1u) << line;  // the checksums applied
+        EXPECT_EQ(r.v.outputs[0].checks[0].st, state::passed) << line << ": " << r.v.outputs[0].checks[0].reason;
+      }
+}
+
+// 16 channels of image 1 wrong over a block of output positions: the checksums name the image,
+// the positions and the channels; the sample holds every position of a channel in each band.
+TEST(SampledVerification, ConvWrongChannelBlockIsCaughtAndLocalised) {
+  const std::string line = "conv2d mb=2 ic=16 oc=256 ih=16 iw=16 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1 dt=f32:f32:f32";
+  function_backend b("block", damaged_conv([](std::int64_t n, std::int64_t c, std::int64_t q, double v) {
+                       return n == 1 && c >= 96 && c < 112 && q >= 32 && q < 48 ? v + 8.0 : v;
+                     }));
+  for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+    const case_result r = run_verified(line, b, seed);
+    ASSERT_EQ(r.v.st, state::failed) << seed;
+    const output_verdict& ov = r.v.outputs[0];
+    ASSERT_EQ(ov.checks.size(), 1u);
+    const std::string& why = ov.checks[0].reason;
+    EXPECT_NE(why.find("in image 1, output positions"), std::string::npos) << why;
+    EXPECT_NE(why.find("32..47"), std::string::npos) << why;
+    EXPECT_NE(why.find("channels 96..111"), std::string::npos) << why;
+    ASSERT_FALSE(ov.m.worst.empty());
+    const dims& at = ov.m.worst[0].index;  // [n, c, oy, ox]
+    EXPECT_EQ(at[0], 1);
+    EXPECT_TRUE(at[1] >= 96 && at[1] < 112 && at[2] * 16 + at[3] >= 32 && at[2] * 16 + at[3] < 48) << ov.reason;
+  }
+}
+
+// Below the checksums' threshold but beyond the element bound, one band of 16 channels wrong at
+// every position: a sampled channel lies in the band, so the sample catches it at every seed.
+TEST(SampledVerification, ConvSlightlyWrongChannelBandIsCaughtByTheSample) {
+  function_backend b("slight", damaged_conv([](std::int64_t, std::int64_t c, std::int64_t, double v) {
+                       return c >= 128 && c < 144 ? v * (1 + 0x1p-12) + 1e-3 : v;
+                     }));
+  for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+    const case_result r = run_verified("conv2d mb=1 ic=8 oc=192 ih=12 iw=12 kh=3 kw=3 dt=f32:f32:f32", b, seed);
+    ASSERT_EQ(r.v.st, state::failed) << seed;
+    EXPECT_NE(r.v.reason.find("beyond the bound"), std::string::npos) << r.v.reason;
+    const std::int64_t c = r.v.outputs[0].m.worst[0].index[1];
+    EXPECT_TRUE(c >= 128 && c < 144) << c;
+  }
+}
+
+TEST(SampledVerification, ConvPlantedBugsFail) {
+  const std::string base = "conv2d mb=2 ic=8 oc=160 ih=15 iw=13 kh=3 kw=3 sh=2 sw=2 pt=1 pb=1 pl=1 pr=1";
+  const std::vector<std::pair<std::string, kernel_fn>> bugs = {
+      {"stride ignored", testing::simulating_as([](problem& p) { p.set("sh", std::int64_t(1)); })},
+      {"padding ignored at the top", testing::simulating_as([](problem& p) { p.set("pt", std::int64_t(0)); })},
+      {"the last 8 channels negated", damaged_conv([](std::int64_t, std::int64_t c, std::int64_t, double v) {
+         return c >= 152 ? -v : v;
+       })},
+      {"one position of one channel far off", damaged_conv([](std::int64_t n, std::int64_t c, std::int64_t q, double v) {
+         return n == 1 && c == 77 && q == 20 ? v + 1e3 : v;
+       })},
+  };
+  for (const auto& [name, k] : bugs) {
+    function_backend b(name, k);
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed)
+      EXPECT_EQ(run_verified(base + " bias=1 dt=f32:f32:f32", b, seed).v.st, state::failed) << name << " seed " << seed;
+  }
+}
+
 TEST(SampledVerification, AutoChoosesByFlopsAndRecordsWhy) {
   function_backend exact("exact", exact_then_rounded);
   const case_result small = run_verified("matmul m=64 n=64 k=64 dt=f32:f32:f32", exact, 1, "auto");

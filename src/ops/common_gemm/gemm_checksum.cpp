@@ -169,6 +169,11 @@ struct batch_view {
   const T *a, *b, *y;
 };
 
+// One output batch's bias and per-channel scale_b, n values each, or null.
+struct batch_columns {
+  const double *bias = nullptr, *scale = nullptr;
+};
+
 class batch_checker {
  public:
   batch_checker(const checksum_operands& x, const epilogue_spec& e, const element_envelope& env, double z,
@@ -176,17 +181,27 @@ class batch_checker {
       : x_(x), e_(e), env_(env), z_(z), seed_(seed) {}
 
   batch_findings check(std::int64_t ob) const {
-    const std::int64_t a_at = x_.a_offset[ob], b_at = x_.b_offset[ob], y_at = ob * x_.m * x_.n;
-    if (x_.a32) return check(ob, batch_view<float>{x_.a32 + a_at, x_.b32 + b_at, x_.y32 + y_at});
-    return check(ob, batch_view<double>{x_.a.data() + a_at, x_.b.data() + b_at, x_.y.data() + y_at});
+    const std::int64_t b_at = x_.b_offset[ob], y_at = ob * x_.m * x_.n;
+    const std::int64_t col_at = x_.column_offset.empty() ? 0 : x_.column_offset[ob];
+    const batch_columns cols{x_.bias.empty() ? nullptr : x_.bias.data() + col_at,
+                             x_.scale.empty() ? nullptr : x_.scale.data() + col_at};
+    if (x_.a_of) {
+      std::vector<double> a;
+      x_.a_of(ob, a);
+      return check(ob, batch_view<double>{a.data(), x_.b.data() + b_at, x_.y.data() + y_at}, cols);
+    }
+    const std::int64_t a_at = x_.a_offset[ob];
+    if (x_.a32) return check(ob, batch_view<float>{x_.a32 + a_at, x_.b32 + b_at, x_.y32 + y_at}, cols);
+    return check(ob, batch_view<double>{x_.a.data() + a_at, x_.b.data() + b_at, x_.y.data() + y_at}, cols);
   }
 
  private:
-  double factor(std::int64_t j) const { return dequant_factor(e_, x_.scale.empty() ? e_.scale_b : x_.scale[j]); }
-  double bias(std::int64_t j) const { return x_.bias.empty() ? 0.0 : x_.bias[j]; }
+  double scale(const batch_columns& c, std::int64_t j) const { return c.scale ? c.scale[j] : e_.scale_b; }
+  double factor(const batch_columns& c, std::int64_t j) const { return dequant_factor(e_, scale(c, j)); }
+  static double bias(const batch_columns& c, std::int64_t j) { return c.bias ? c.bias[j] : 0.0; }
 
   template <class T>
-  batch_findings check(std::int64_t ob, const batch_view<T>& in) const {
+  batch_findings check(std::int64_t ob, const batch_view<T>& in, const batch_columns& cols) const {
     const std::int64_t m = x_.m, n = x_.n, k = x_.k;
     // The Gaussian vectors: x (n) for the row checks, y (m) for the column checks.
     std::vector<double> xv(r_vectors * n), x_abs(r_vectors * n), yv(r_vectors * m), fx(r_vectors * n),
@@ -195,7 +210,7 @@ class batch_checker {
       random_normals(seed_ ^ vector_salt, std::uint64_t(ob * 4 + t), 0, std::span(xv).subspan(t * n, n));
       random_normals(seed_ ^ vector_salt, std::uint64_t(ob * 4 + 2 + t), 0, std::span(yv).subspan(t * m, m));
       for (std::int64_t j = 0; j < n; ++j) {
-        fx[t * n + j] = factor(j) * xv[t * n + j];
+        fx[t * n + j] = factor(cols, j) * xv[t * n + j];
         fx_abs[t * n + j] = std::abs(fx[t * n + j]), x_abs[t * n + j] = std::abs(xv[t * n + j]);
       }
     }
@@ -233,12 +248,13 @@ class batch_checker {
     });
     for (int t = 0; t < r_vectors; ++t)
       for (std::int64_t j = 0; j < n; ++j)
-        col.want[t * n + j] = factor(j) * vb[t * n + j], col.mag[t * n + j] = std::abs(factor(j)) * vb[rn + t * n + j];
+        col.want[t * n + j] = factor(cols, j) * vb[t * n + j],
+        col.mag[t * n + j] = std::abs(factor(cols, j)) * vb[rn + t * n + j];
     // Pass over the output and the epilogue operands.
     std::vector<double> row_c(m, 0.0), row_res(m, 0.0), col_c(n, 0.0), col_res(n, 0.0);
     output_pass(in.y, xv, x_abs, yv, row, col);
-    epilogue_pass(ob * m * n, xv, x_abs, yv, row, col, row_c, row_res, col_c, col_res);
-    return judge(row, col, a_norms, b_norms, row_c, row_res, col_c, col_res);
+    epilogue_pass(ob * m * n, cols, xv, x_abs, yv, row, col, row_c, row_res, col_c, col_res);
+    return judge(cols, row, col, a_norms, b_norms, row_c, row_res, col_c, col_res);
   }
 
   // Y x row by row and y^T Y column by column.
@@ -262,16 +278,18 @@ class batch_checker {
   // The epilogue operands' share of the wanted sums (beta C + residual row by row and column by
   // column, bias by its dot products), and |C| and |residual|'s largest values per row and
   // column (the envelope's).
-  void epilogue_pass(std::int64_t out, const std::vector<double>& xv, const std::vector<double>& x_abs,
+  void epilogue_pass(std::int64_t out, const batch_columns& cols, const std::vector<double>& xv, const std::vector<double>& x_abs,
                      const std::vector<double>& yv, sums& row, sums& col, std::vector<double>& row_c,
                      std::vector<double>& row_res, std::vector<double>& col_c, std::vector<double>& col_res) const {
     const std::int64_t m = x_.m, n = x_.n;
     for (int t = 0; t < r_vectors; ++t) {
       double bias_x = 0, bias_x_abs = 0, y_sum = 0, y_abs = 0;
-      for (std::int64_t j = 0; j < n; ++j) bias_x += bias(j) * xv[t * n + j], bias_x_abs += std::abs(bias(j)) * x_abs[t * n + j];
+      for (std::int64_t j = 0; j < n; ++j)
+        bias_x += bias(cols, j) * xv[t * n + j], bias_x_abs += std::abs(bias(cols, j)) * x_abs[t * n + j];
       for (std::int64_t i = 0; i < m; ++i) y_sum += yv[t * m + i], y_abs += std::abs(yv[t * m + i]);
       for (std::int64_t i = 0; i < m; ++i) row.want[t * m + i] += bias_x, row.mag[t * m + i] += bias_x_abs;
-      for (std::int64_t j = 0; j < n; ++j) col.want[t * n + j] += bias(j) * y_sum, col.mag[t * n + j] += std::abs(bias(j)) * y_abs;
+      for (std::int64_t j = 0; j < n; ++j)
+        col.want[t * n + j] += bias(cols, j) * y_sum, col.mag[t * n + j] += std::abs(bias(cols, j)) * y_abs;
     }
     const bool has_c = !x_.c.empty(), has_res = !x_.residual.empty();
     if (!has_c && !has_res) return;
@@ -303,19 +321,16 @@ class batch_checker {
     return 2.0 * gamma_deterministic(terms, 0x1p-53) * mag;
   }
 
-  batch_findings judge(const sums& row, const sums& col, const std::vector<norms>& a_norms,
+  batch_findings judge(const batch_columns& cols, const sums& row, const sums& col, const std::vector<norms>& a_norms,
                        const std::vector<norms>& b_norms, const std::vector<double>& row_c,
                        const std::vector<double>& row_res, const std::vector<double>& col_c,
                        const std::vector<double>& col_res) const {
     const std::int64_t m = x_.m, n = x_.n;
     const double terms = double(x_.n + x_.k + x_.m + 8);
     norms a_max = max_of(a_norms), b_max = max_of(b_norms);
-    double bias_max = 0, scale_max = std::abs(e_.scale_b);
-    for (std::int64_t j = 0; j < n; ++j) bias_max = std::max(bias_max, std::abs(bias(j)));
-    if (!x_.scale.empty()) {
-      scale_max = 0;
-      for (double s : x_.scale) scale_max = std::max(scale_max, std::abs(s));
-    }
+    double bias_max = 0, scale_max = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      bias_max = std::max(bias_max, std::abs(bias(cols, j))), scale_max = std::max(scale_max, std::abs(scale(cols, j)));
     batch_findings f;
     std::vector<double> row_thresholds(m);
     auto flag = [&](const sums& s, std::int64_t count, std::int64_t i, double threshold, std::vector<std::int64_t>& at) {
@@ -335,8 +350,7 @@ class batch_checker {
       flag(row, m, i, row_thresholds[i], f.rows);
     }
     for (std::int64_t j = 0; j < n; ++j) {
-      const double scale_j = x_.scale.empty() ? std::abs(e_.scale_b) : std::abs(x_.scale[j]);
-      const double b_env = env_(a_max, b_norms[j], col_c[j], std::abs(bias(j)), col_res[j], scale_j);
+      const double b_env = env_(a_max, b_norms[j], col_c[j], std::abs(bias(cols, j)), col_res[j], std::abs(scale(cols, j)));
       flag(col, n, j, z_ * std::sqrt(double(m)) * b_env, f.cols);
     }
     std::nth_element(row_thresholds.begin(), row_thresholds.begin() + m / 2, row_thresholds.end());
@@ -382,8 +396,9 @@ std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_s
     if (r.passed)
       r.reason = fmt::format("{}{} x {} disagree with the inputs' sums beyond their thresholds (worst {:.3g} x its "
                              "threshold): the wrong elements lie there",
-                             x.batches > 1 ? fmt::format("in output batch {}, ", ob) : "",
-                             ranges_text(found.rows, "rows"), ranges_text(found.cols, "columns"), found.worst_ratio);
+                             x.batches > 1 ? fmt::format("in {}, ", x.batch_name(ob)) : "",
+                             ranges_text(found.rows, x.row_name.c_str()), ranges_text(found.cols, x.column_name.c_str()),
+                             found.worst_ratio);
     r.passed = false;
   }
   r.method = fmt::format("Freivalds row and column sums with {} Gaussian vectors each way, fp64; threshold z = {:.3g} "

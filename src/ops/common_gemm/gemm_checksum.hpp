@@ -3,7 +3,9 @@
 // Freivalds' test with Gaussian vectors, row and column sums, computed in fp64 from the
 // kernel's output and from the inputs, under a threshold derived from the op's own error bound.
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ops/common_gemm/epilogue.hpp"
@@ -24,6 +26,15 @@ struct checksum_operands {
   /// Contiguous f32 A, B and output read in place instead of a, b and y (no zero points, no
   /// block scales): a 4096^2 GEMM's checks then copy nothing.
   const float *a32 = nullptr, *b32 = nullptr, *y32 = nullptr;
+  /// Where A is stored as no matrix (conv2d's im2row of src): fills output batch ob's A
+  /// (m x k, fp64) instead of a and a_offset, one batch at a time.
+  std::function<void(std::int64_t ob, std::vector<double>& a)> a_of;
+  /// Per output batch: where its n bias and scale values start (empty: at 0).
+  std::vector<std::int64_t> column_offset;
+  /// How a failure names the rows, the columns and an output batch (for conv2d: output
+  /// positions, channels, "image 3, group 1").
+  std::string row_name = "rows", column_name = "columns";
+  std::function<std::string(std::int64_t ob)> batch_name = [](std::int64_t ob) { return "output batch " + std::to_string(ob); };
 };
 
 /// The vectors each way (rows and columns) the checksums draw.

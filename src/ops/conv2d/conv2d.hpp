@@ -11,6 +11,7 @@
 // The sum over K = ic/g*kh*kw terms, padded taps included, is the dot product the epilogue
 // gets; integer inputs pad with zp_a so padded taps contribute (zp_a - zp_a) * w = 0.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ conv_shape read_shape(const problem& p);
 /// (`src` holds all of src in NCHW order); taps in the padding read `pad`.
 std::vector<double> im2col(const conv_shape& s, const std::vector<double>& src, std::int64_t n,
                            std::int64_t gi, double pad);
+/// The same transposed: an (oh*ow x K) row-major matrix, one row per output position.
+std::vector<double> im2row(const conv_shape& s, const std::vector<double>& src, std::int64_t n,
+                           std::int64_t gi, double pad);
 
 /// Descriptor lines of the suite `tag` (smoke, regression).
 std::vector<std::string> conv2d_suite(std::string_view tag);
@@ -57,7 +61,8 @@ common_gemm::epilogue_reader reader_of(const conv_shape& s, const common_gemm::e
 
 /// The conv2d op. spec.cpp: name, schema, contracts, validation, operands, counts, fill and
 /// registration; reference.cpp: the fp64 reference and the contract-exact simulation;
-/// bound.cpp: the error model; suite.cpp: the suites.
+/// bound.cpp: the error model; suite.cpp: the suites; sample.cpp: sampled verification (the
+/// output sample and the checksums).
 class conv2d_spec final : public op_spec {
  public:
   conv2d_spec();
@@ -78,6 +83,10 @@ class conv2d_spec final : public op_spec {
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
+  std::optional<output_sample> sample(const problem& p, std::span<const tensor> in, std::uint64_t seed) const override;
+  std::vector<checksum_result> checksums(const problem& p, const fill_traits& f, const bound_options& o,
+                                         std::span<const tensor> in, std::span<const tensor> out,
+                                         std::uint64_t seed) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
   /// Geometries (strides, dilation, groups, depthwise, padding), layouts, the epilogue, the fills.
   feature_table features() const override;

@@ -17,26 +17,42 @@ namespace opval::ops::conv2d {
 
 using namespace common_gemm;
 
-std::vector<double> im2col(const conv_shape& s, const std::vector<double>& src, std::int64_t n,
-                           std::int64_t gi, double pad) {
-  const std::int64_t ohw = s.oh * s.ow;
-  std::vector<double> col(s.k() * ohw);
+namespace {
+
+// The unfolded src of image n, group gi: tap t = (c * kh + ky) * kw + kx at output position
+// q = oy * ow + ox is written to out[t * tap_stride + q * position_stride] (im2col: K x P,
+// im2row: P x K); taps in the padding read `pad`.
+std::vector<double> unfold(const conv_shape& s, const std::vector<double>& src, std::int64_t n, std::int64_t gi,
+                           double pad, std::int64_t tap_stride, std::int64_t position_stride) {
+  std::vector<double> out(s.k() * s.oh * s.ow);
   for (std::int64_t c = 0; c < s.icg(); ++c) {
     const double* plane = src.data() + ((n * s.ic) + gi * s.icg() + c) * s.ih * s.iw;
     for (std::int64_t ky = 0; ky < s.kh; ++ky)
       for (std::int64_t kx = 0; kx < s.kw; ++kx) {
-        double* row = col.data() + ((c * s.kh + ky) * s.kw + kx) * ohw;
+        double* tap = out.data() + ((c * s.kh + ky) * s.kw + kx) * tap_stride;
         for (std::int64_t oy = 0; oy < s.oh; ++oy) {
           const std::int64_t iy = oy * s.sh - s.pt + ky * s.dh;
           for (std::int64_t ox = 0; ox < s.ow; ++ox) {
             const std::int64_t ix = ox * s.sw - s.pl + kx * s.dw;
             const bool inside = iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw;
-            row[oy * s.ow + ox] = inside ? plane[iy * s.iw + ix] : pad;
+            tap[(oy * s.ow + ox) * position_stride] = inside ? plane[iy * s.iw + ix] : pad;
           }
         }
       }
   }
-  return col;
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> im2col(const conv_shape& s, const std::vector<double>& src, std::int64_t n,
+                           std::int64_t gi, double pad) {
+  return unfold(s, src, n, gi, pad, s.oh * s.ow, 1);
+}
+
+std::vector<double> im2row(const conv_shape& s, const std::vector<double>& src, std::int64_t n,
+                           std::int64_t gi, double pad) {
+  return unfold(s, src, n, gi, pad, 1, s.k());
 }
 
 namespace {
