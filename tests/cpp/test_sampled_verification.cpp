@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -287,6 +288,64 @@ TEST(SampledVerification, ConvPlantedBugsFail) {
     function_backend b(name, k);
     for (std::uint64_t seed = 1; seed <= every_seed; ++seed)
       EXPECT_EQ(run_verified(base + " bias=1 dt=f32:f32:f32", b, seed).v.st, state::failed) << name << " seed " << seed;
+  }
+}
+
+// --- attention: a sample of query rows; causal masks and windows as an explicit bias ----------
+
+const std::vector<std::string> correct_attention_lines = {
+    "attention b=1 h=2 lq=200 lk=150 d=32 dt=f32:f32:f32",
+    "attention b=2 h=4 hkv=2 lq=130 lk=130 d=16 causal=top_left dt=bf16:f32:bf16",
+    "attention b=1 h=2 lq=96 lk=160 d=32 causal=bottom_right mask=bias mask_shape=b_1_lq_lk dt=f32:f32:f32",
+    "attention b=2 h=2 lq=144 lk=144 d=16 window_left=20 window_right=5 key_lengths=1 softcap=30 dt=f16:f32:f16",
+    "attention b=1 h=3 lq=100 lk=90 d=8 dv=24 mask=bias mask_shape=1_h_lq_lk dt=f32:f32:f32",
+};
+
+TEST(SampledVerification, AttentionCorrectKernelsPassAtEverySeed) {
+  function_backend exact("exact", exact_then_rounded);
+  auto sim = make_sim_backend();
+  for (backend* b : {static_cast<backend*>(&exact), sim.get()})
+    for (const std::string& line : correct_attention_lines)
+      for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+        const case_result r = run_verified(line, *b, seed);
+        EXPECT_EQ(r.v.st, state::passed) << b->name() << " seed " << seed << ": " << line << ": " << r.v.reason;
+        EXPECT_EQ(r.verified.method, "sampled") << line << ": " << r.verified.why;
+        EXPECT_EQ(r.verified.sample.find("(100%)"), std::string::npos) << r.verified.sample;
+      }
+}
+
+// The positional masks carried into the sample's bias must mask what they masked: a kernel that
+// aligns the causal diagonal wrongly, or drops the window, fails under the sample too.
+TEST(SampledVerification, AttentionPlantedBugsFail) {
+  const std::vector<std::tuple<std::string, std::string, std::function<void(problem&)>>> bugs = {
+      {"causal aligned top-left instead of bottom-right", "attention b=1 h=2 lq=96 lk=200 d=16 causal=bottom_right",
+       [](problem& p) { p.set("causal", std::string("top_left")); }},
+      {"no causal mask", "attention b=1 h=2 lq=160 lk=160 d=16 causal=top_left",
+       [](problem& p) { p.set("causal", std::string("none")); }},
+      {"the window one key narrower", "attention b=1 h=2 lq=160 lk=160 d=16 window_left=16 window_right=0",
+       [](problem& p) { p.set("window_left", std::int64_t(15)); }},
+  };
+  for (const auto& [name, line, change] : bugs) {
+    function_backend b(name, testing::simulating_as(change));
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const case_result r = run_verified(line + " dt=f32:f32:f32", b, seed);
+      EXPECT_EQ(r.v.st, state::failed) << name << " seed " << seed;
+      EXPECT_EQ(r.verified.method, "sampled") << name;
+    }
+  }
+  // Rows 64..79 of head 1 wrong: a sampled row lies in every aligned band of 16.
+  function_backend tile("rows", [](const problem& p, std::span<const tensor> in, std::span<tensor> out) {
+    exact_then_rounded(p, in, out);
+    const std::int64_t lq = p.get_int("lq"), dv = p.get_int("d");
+    for (std::int64_t i = 64; i < 80; ++i)
+      for (std::int64_t c = 0; c < dv; ++c) out[0].set_at((lq + i) * dv + c, out[0].at((lq + i) * dv + c) * 1.01);
+  });
+  for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+    const case_result r = run_verified("attention b=1 h=2 lq=256 lk=128 d=16 dt=f32:f32:f32", tile, seed);
+    ASSERT_EQ(r.v.st, state::failed) << seed;
+    const dims& at = r.v.outputs[0].m.worst[0].index;  // [b, h, i, c]
+    EXPECT_EQ(at[1], 1);
+    EXPECT_TRUE(at[2] >= 64 && at[2] < 80) << at[2];
   }
 }
 

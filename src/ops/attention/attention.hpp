@@ -25,6 +25,7 @@
 //  - A NaN logit among a row's visible keys makes the whole output row NaN.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -145,6 +146,9 @@ class attention_spec final : public op_spec {
   void simulate(const problem& p, std::span<const tensor> in, std::span<tensor> out) const override;
   std::vector<error_bound> bound(const problem& p, const fill_traits& f, const bound_options& o,
                                  std::span<const tensor> in, std::span<const tensor> ref) const override;
+  /// Sampled query rows (sample.cpp); no checksums: only the output is visible, and a check of
+  /// P V needs P, which costs as much as the reference.
+  std::optional<output_sample> sample(const problem& p, std::span<const tensor> in, std::uint64_t seed) const override;
   std::vector<std::string> suite(std::string_view tag) const override;
   /// Sizes, causal alignments, grouped heads, the bias mask and its broadcast shapes, soft-capping,
   /// sliding windows, key lengths, value head sizes, the scale and the fills, at every contract
