@@ -286,6 +286,18 @@ TEST(memory_checks, accumulating_into_the_output_fails_on_the_garbage_prefill) {
   EXPECT_EQ(run(small_matmul, b, off).v.st, state::passed);
 }
 
+// Inputs above 8 MiB are hashed in chunks on every thread: a change in any chunk, the last
+// partial one included, is still found.
+TEST(memory_checks, a_written_large_input_is_found_in_any_chunk) {
+  const std::string line = "matmul m=2100 n=8 k=1500 dt=f32:f32:f32";  // A: 12.6 MB, four chunks
+  for (const std::int64_t at : {std::int64_t(0), std::int64_t(1100000), std::int64_t(2100 * 1500 - 1)}) {
+    auto b = sim_then([at](std::span<const tensor> in, auto) { const_cast<tensor&>(in[0]).set_at(at, 42.0); });
+    const case_result r = run(line, b);
+    EXPECT_EQ(r.v.st, state::failed) << at;
+    EXPECT_TRUE(contains(r.v.reason, "kernel wrote input 'A': 1 of 3150000 elements changed")) << r.v.reason;
+  }
+}
+
 TEST(memory_checks, a_written_input_is_named_with_its_first_change) {
   auto b = sim_then([](std::span<const tensor> in, auto) {
     const_cast<tensor&>(in[1]).set_at(6, 42.0);  // B is 3x5: element [1,1]

@@ -588,9 +588,11 @@ double product_reach(double alpha_a, double alpha_b, double rho, double k, doubl
 
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,
-                       const std::function<std::vector<double>(dot_values)>& exact_dots) {
+                       const std::function<std::vector<double>(dot_values)>& exact_dots, const tensor& ref) {
   const gemm_error_model model = make_error_model(p, e, k, double(element_count(shape)), f, o);
-  const std::vector<double> dots = exact_dots(dot_values::signed_values);
+  const std::vector<double> dots = identity_epilogue(e) && ref.type() == dtype::f64 && ref.shape() == shape
+                                       ? ref.to_vector()
+                                       : exact_dots(dot_values::signed_values);
   const std::vector<double> abs_dots = e.integer_acc ? dots : exact_dots(dot_values::magnitudes);
   const std::vector<double> square_dots = model.g.random_signs ? exact_dots(dot_values::squares) : dots;
   const std::vector<double> reach = input_reach(p.dt, e, k, model.k.rho_prod, exact_dots, dots.size());
@@ -606,6 +608,11 @@ error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const
   eb.meaningful = model.g.meaningful;
   eb.why_not = model.g.why_not;
   return eb;
+}
+
+bool identity_epilogue(const epilogue_spec& e) {
+  return dequant_factor(e, e.scale_b) == 1.0 && !e.per_channel && e.beta == 0.0 && !e.has_bias && !e.has_residual &&
+         e.act == activation::none && !e.integer_dst;
 }
 
 std::vector<std::int64_t> batch_offsets(const dims& out_batch, const tensor& t) {

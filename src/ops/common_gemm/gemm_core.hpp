@@ -157,10 +157,15 @@ gemm_error_model make_error_model(const problem& p, const epilogue_spec& e, doub
 ///    of the requantization.
 ///  - an exact fill (integer values, power-of-two scales, no activation but relu) gives 0.
 /// Where (K + extra) u_acc >= 0.5 no bound means anything: the bound is marked not
-/// meaningful (the runner judges relative-to-sim).
+/// meaningful (the runner judges relative-to-sim). `ref` is the op's fp64 reference output:
+/// under an identity epilogue it *is* the exact dot products, which then cost no fp64 GEMM.
 error_bound gemm_bound(const problem& p, const epilogue_spec& e, double k, const dims& shape, const fill_traits& f,
                        const bound_options& o, const epilogue_reader& rd,
-                       const std::function<std::vector<double>(dot_values)>& exact_dots);
+                       const std::function<std::vector<double>(dot_values)>& exact_dots, const tensor& ref);
+
+/// Whether the epilogue leaves the dot product as it is: y = s (alpha, the scales 1, no C,
+/// bias, activation, residual or integer dst).
+bool identity_epilogue(const epilogue_spec& e);
 
 /// dot_sums::reach of one output from the sums of |a| and |b| over its K terms, for inputs whose
 /// storage or rounding loses up to alpha_a and alpha_b absolutely (input_absolute_error):

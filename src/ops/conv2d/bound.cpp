@@ -33,7 +33,7 @@ std::vector<error_bound> conv2d_spec::bound(const problem& p, const fill_traits&
   const conv_shape s = read_shape(p);
   const epilogue_spec e = read_epilogue(p, false);
   return {gemm_bound(p, e, double(s.k()), {s.mb, s.oc, s.oh, s.ow}, f, o, reader_of(s, e, in),
-                     [&](dot_values v) { return exact_dots(s, e, in[0], in[1], v); })};
+                     [&](dot_values v) { return exact_dots(s, e, in[0], in[1], v); }, ref[0])};
 }
 
 }  // namespace opval::ops::conv2d

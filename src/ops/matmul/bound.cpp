@@ -34,7 +34,7 @@ std::vector<error_bound> matmul_spec::bound(const problem& p, const fill_traits&
   // the partial sum by A's and B's scales in turn.
   const double k = double(s.k) + (e.block > 0 ? 2.0 : 0.0);
   return {gemm_bound(p, e, k, with_matrix(s.batch, s.m, s.n), f, o, reader_of(s, e, in),
-                     [&](dot_values v) { return exact_dots(s, e, in, v); })};
+                     [&](dot_values v) { return exact_dots(s, e, in, v); }, ref[0])};
 }
 
 }  // namespace opval::ops::matmul
