@@ -5,6 +5,10 @@ check included (`timings.total` of the record), over one execution of the kernel
 
     .venv/bin/python bench/verify_speed.py [--opval build/opval] [--backends openblas,onednn]
         [--cases full:1024,sampled:1024,sampled:4096,full:4096,sampled:8192] [--runs 3]
+    .venv/bin/python bench/verify_speed.py --backends onednn --methods full,sampled \
+        --descriptor 'conv2d mb=32 ic=256 oc=256 ih=28 iw=28 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1'
+
+--descriptor (repeatable) times those problems under each of --methods instead of the matmuls.
 
 Each case runs in its own `opval run` (process isolation, as users run it); the runs alternate
 between the cases so that a noisy neighbour spreads over all of them. Prints one line per
@@ -20,8 +24,7 @@ from pathlib import Path
 STAGES = ("fill", "execute", "reference", "bound", "compare")
 
 
-def run_case(opval: str, backend: str, method: str, n: int, jsonl: Path) -> dict:
-    line = f"matmul m={n} n={n} k={n} dt=f32:f32:f32"
+def run_case(opval: str, backend: str, method: str, line: str, jsonl: Path) -> dict:
     subprocess.run([opval, "run", "--backend", backend, "--problems", line, "--verify", method, "--timeout", "3600",
                     "--jsonl", str(jsonl)], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     record = json.loads(jsonl.read_text().splitlines()[-1])
@@ -35,17 +38,24 @@ def main() -> None:
     parser.add_argument("--backends", default="openblas,onednn")
     parser.add_argument("--cases", default="full:1024,sampled:1024,sampled:4096,full:4096")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--descriptor", action="append", default=[],
+                        help="a problem to time instead of the f32 matmuls (repeatable), under each of --methods")
+    parser.add_argument("--methods", default="full,sampled")
     args = parser.parse_args()
-    cases = [(m, int(n)) for m, n in (c.split(":") for c in args.cases.split(","))]
+    if args.descriptor:
+        cases = [(m, line) for line in args.descriptor for m in args.methods.split(",")]
+    else:
+        cases = [(m, f"matmul m={n} n={n} k={n} dt=f32:f32:f32") for m, n in (c.split(":") for c in args.cases.split(","))]
     results: dict = {}
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.runs):
             for backend in args.backends.split(","):
-                for method, n in cases:
-                    r = run_case(args.opval, backend, method, n, Path(work) / "case.jsonl")
-                    results.setdefault((backend, method, n), []).append(r)
-    print(f"{'backend':<9} {'verify':<8} {'N':>5} {'state':<7} {'kernel ms':>10} {'case ms':>9} {'case/kernel':>12}  split (ms)")
-    for (backend, method, n), records in results.items():
+                for method, line in cases:
+                    r = run_case(args.opval, backend, method, line, Path(work) / "case.jsonl")
+                    results.setdefault((backend, method, line), []).append(r)
+    print(f"{'backend':<9} {'verify':<8} {'problem':>5} {'state':<7} {'kernel ms':>10} {'case ms':>9} {'case/kernel':>12}  split (ms)")
+    for (backend, method, line), records in results.items():
+        n = line.split()[1][2:] if line.startswith("matmul m=") and " dt=f32:f32:f32" in line else line
         t = {k: statistics.median(r["timings"][k] for r in records) for k in STAGES + ("total",)}
         other = t["total"] - sum(t[k] for k in STAGES)
         split = ", ".join(f"{k} {t[k] * 1e3:.0f}" for k in STAGES) + f", other {other * 1e3:.0f}"

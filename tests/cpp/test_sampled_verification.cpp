@@ -126,6 +126,41 @@ TEST(SampledVerification, AWrongTileIsCaughtAndLocalised) {
   }
 }
 
+// Issue 19's demonstration: the openblas kernel wrapped so that it corrupts one 16x16 tile of a
+// 4096^2 output. Grossly wrong (aligned or not), the checksums localise it to its rows and
+// columns; slightly wrong (2^-10 relative, about what the checksums' thresholds allow) and
+// aligned, the sample's element in that tile catches it, its worst element in the tile.
+TEST(SampledVerification, OneWrongTileOfA4096SquareOpenblasOutputIsCaughtAndLocalised) {
+  OPVAL_BACKEND_OR_SKIP(blas, "openblas");
+  const std::string line = "matmul m=4096 n=4096 k=256 dt=f32:f32:f32";
+  auto wrapped = [&](std::int64_t r0, std::int64_t c0, std::function<float(float)> damage) {
+    return function_backend("openblas+tile", [&, r0, c0, damage](const problem& p, std::span<const tensor> in,
+                                                                 std::span<tensor> out) {
+      blas->prepare(p, in, out);
+      blas->execute(p, in, out);
+      blas->synchronize(out);
+      float* y = out[0].data_as<float>();
+      for (std::int64_t i = r0; i < r0 + 16; ++i)
+        for (std::int64_t j = c0; j < c0 + 16; ++j) y[i * 4096 + j] = damage(y[i * 4096 + j]);
+    });
+  };
+  for (const auto& [r0, c0] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2048, 1040}, {1001, 3003}}) {
+    function_backend gross = wrapped(r0, c0, [](float v) { return v + 4.0f; });
+    const case_result r = run_verified(line, gross, 1);
+    ASSERT_EQ(r.v.st, state::failed) << r0;
+    const std::string& why = r.v.outputs[0].checks.at(0).reason;
+    EXPECT_NE(why.find(fmt::format("rows {}..{} (16 in all)", r0, r0 + 15)), std::string::npos) << why;
+    EXPECT_NE(why.find(fmt::format("columns {}..{} (16 in all)", c0, c0 + 15)), std::string::npos) << why;
+  }
+  function_backend slight = wrapped(1536, 512, [](float v) { return v * (1.0f + 0x1p-10f); });
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const case_result r = run_verified(line, slight, seed);
+    ASSERT_EQ(r.v.st, state::failed) << seed;
+    const dims& at = r.v.outputs[0].m.worst.at(0).index;
+    EXPECT_TRUE(in_tile(at[0], at[1], 1536, 512, 16)) << at[0] << "," << at[1];
+  }
+}
+
 // Errors too small for the checksums but beyond the element bound: the sample holds one
 // element of every aligned 16x16 tile, so a tile wrong throughout is caught at every seed.
 TEST(SampledVerification, ASlightlyWrongAlignedTileIsCaughtByTheSample) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "ops/conv2d/conv2d.hpp"
 #include "ops/gemm_testing.hpp"
 #include "ops/op_testing.hpp"
@@ -83,6 +85,45 @@ TEST(conv2d, equals_im2col_plus_matmul_reference) {
   expect_equals_im2col_gemm("conv2d mb=2 ic=6 oc=4 ih=9 iw=7 kh=3 kw=2 sh=2 sw=1 pt=1 pb=2 pr=1 dh=2 g=2 dt=f64:f64:f64");
   expect_equals_im2col_gemm("conv2d ic=8 oc=8 ih=6 iw=6 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1 g=8 layout=nhwc dt=f64:f64:f64");
   expect_equals_im2col_gemm("conv2d ic=3 oc=8 ih=23 iw=23 kh=7 kw=7 sh=2 sw=2 pt=3 pb=3 pl=3 pr=3 dt=f64:f64:f64");
+}
+
+// im2col (a strided copy between the padding's ranges) and im2row (tap by tap) against a direct
+// reading of src, over random geometries: strides, dilations, pads wider than the kernel reach.
+TEST(conv2d, im2col_and_im2row_read_every_tap_as_the_definition_says) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::string line = fmt::format(
+        "conv2d mb=2 ic=4 oc=2 g=2 ih={} iw={} kh={} kw={} sh={} sw={} dh={} dw={} pt={} pb={} pl={} pr={}", pick(1, 9),
+        pick(1, 9), pick(1, 4), pick(1, 4), pick(1, 3), pick(1, 3), pick(1, 3), pick(1, 3), pick(0, 4), pick(0, 4),
+        pick(0, 5), pick(0, 5));
+    ops::conv2d::conv_shape s;
+    try {
+      s = ops::conv2d::read_shape(parse_problem(line));
+    } catch (const error&) {
+      continue;  // the dilated kernel is larger than the padded input
+    }
+    std::vector<double> src(std::size_t(s.mb * s.ic * s.ih * s.iw));
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = double(i + 1);
+    const std::int64_t positions = s.oh * s.ow;
+    for (std::int64_t n = 0; n < s.mb; ++n)
+      for (std::int64_t gi = 0; gi < s.g; ++gi) {
+        const auto col = ops::conv2d::im2col(s, src, n, gi, -1.0), row = ops::conv2d::im2row(s, src, n, gi, -1.0);
+        for (std::int64_t c = 0; c < s.icg(); ++c)
+          for (std::int64_t ky = 0; ky < s.kh; ++ky)
+            for (std::int64_t kx = 0; kx < s.kw; ++kx)
+              for (std::int64_t oy = 0; oy < s.oh; ++oy)
+                for (std::int64_t ox = 0; ox < s.ow; ++ox) {
+                  const std::int64_t iy = oy * s.sh - s.pt + ky * s.dh, ix = ox * s.sw - s.pl + kx * s.dw;
+                  const bool inside = iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw;
+                  const double want =
+                      inside ? src[std::size_t(((n * s.ic + gi * s.icg() + c) * s.ih + iy) * s.iw + ix)] : -1.0;
+                  const std::int64_t t = (c * s.kh + ky) * s.kw + kx, q = oy * s.ow + ox;
+                  ASSERT_EQ(col[std::size_t(t * positions + q)], want) << line << " tap " << t << " at " << q;
+                  ASSERT_EQ(row[std::size_t(q * s.k() + t)], want) << line << " tap " << t << " at " << q;
+                }
+      }
+  }
 }
 
 TEST(conv2d, nhwc_and_nchw_agree_on_the_same_logical_values) {
