@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -258,6 +259,7 @@ const std::vector<std::string> correct_conv_lines = {
     "conv2d mb=1 ic=16 oc=96 ih=10 iw=10 kh=3 kw=3 dh=2 dw=2 scale_b_mode=per_channel scale_a=0.5 dt=f16:f32:f16",
     "conv2d mb=2 ic=16 oc=144 ih=8 iw=8 kh=3 kw=3 pt=1 pb=1 pl=1 pr=1 dt=u8xi8:i32:f32 scale_a=0.01 scale_b=0.02 "
     "zp_a=128",
+    "conv2d mb=1 ic=12 oc=216 ih=6 iw=7 kh=3 kw=3 g=3 bias=1 scale_b_mode=per_channel dt=f32:f32:f32",
 };
 
 TEST(SampledVerification, ConvCorrectKernelsPassAtEverySeed) { expect_correct_kernels_pass(correct_conv_lines, true); }
@@ -302,9 +304,16 @@ TEST(SampledVerification, ConvSlightlyWrongChannelBandIsCaughtByTheSample) {
 
 TEST(SampledVerification, ConvPlantedBugsFail) {
   const std::string base = "conv2d mb=2 ic=8 oc=160 ih=15 iw=13 kh=3 kw=3 sh=2 sw=2 pt=1 pb=1 pl=1 pr=1";
+  // Bugs that keep the output's shape, so that the verification, not a size mismatch, catches them.
   const std::vector<std::pair<std::string, kernel_fn>> bugs = {
-      {"stride ignored", testing::simulating_as([](problem& p) { p.set("sh", std::int64_t(1)); })},
-      {"padding ignored at the top", testing::simulating_as([](problem& p) { p.set("pt", std::int64_t(0)); })},
+      {"the padding put at the bottom", testing::simulating_as([](problem& p) {
+         p.set("pt", std::int64_t(0));
+         p.set("pb", std::int64_t(2));
+       })},
+      {"the padding put at the right", testing::simulating_as([](problem& p) {
+         p.set("pl", std::int64_t(0));
+         p.set("pr", std::int64_t(2));
+       })},
       {"the last 8 channels negated", damaged_conv([](std::int64_t, std::int64_t c, std::int64_t, double v) {
          return c >= 152 ? -v : v;
        })},
@@ -314,8 +323,12 @@ TEST(SampledVerification, ConvPlantedBugsFail) {
   };
   for (const auto& [name, k] : bugs) {
     function_backend b(name, k);
-    for (std::uint64_t seed = 1; seed <= every_seed; ++seed)
-      EXPECT_EQ(run_verified(base + " bias=1 dt=f32:f32:f32", b, seed).v.st, state::failed) << name << " seed " << seed;
+    for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
+      const case_result r = run_verified(base + " bias=1 dt=f32:f32:f32", b, seed);
+      EXPECT_EQ(r.v.st, state::failed) << name << " seed " << seed;
+      EXPECT_TRUE(r.v.reason.find("bound") != std::string::npos || r.v.reason.find("checksums") != std::string::npos)
+          << name << ": " << r.v.reason;
+    }
   }
 }
 
@@ -333,12 +346,17 @@ TEST(SampledVerification, AttentionCorrectKernelsPassAtEverySeed) {
   expect_correct_kernels_pass(correct_attention_lines, false);
 }
 
-// Each op's sample above is a true sample, not every element.
+// Each op's sample above is a true sample, not every element ("N of M output elements").
 TEST(SampledVerification, TheSamplesAreSmallerThanTheOutputs) {
   function_backend exact("exact", exact_then_rounded);
   for (const auto* lines : {&correct_conv_lines, &correct_attention_lines})
-    for (const std::string& line : *lines)
-      EXPECT_EQ(run_verified(line, exact, 1).verified.sample.find("(100%)"), std::string::npos) << line;
+    for (const std::string& line : *lines) {
+      const std::string sample = run_verified(line, exact, 1).verified.sample;
+      long long sampled = 0, all = 0;
+      ASSERT_EQ(std::sscanf(sample.c_str(), "%lld of %lld", &sampled, &all), 2) << sample;
+      EXPECT_GT(sampled, 0) << line;
+      EXPECT_LT(sampled, all / 2) << line << ": " << sample;
+    }
 }
 
 // The positional masks carried into the sample's bias must mask what they masked: a kernel that
@@ -357,6 +375,7 @@ TEST(SampledVerification, AttentionPlantedBugsFail) {
     for (std::uint64_t seed = 1; seed <= every_seed; ++seed) {
       const case_result r = run_verified(line + " dt=f32:f32:f32", b, seed);
       EXPECT_EQ(r.v.st, state::failed) << name << " seed " << seed;
+      EXPECT_NE(r.v.reason.find("bound"), std::string::npos) << name << ": " << r.v.reason;
       EXPECT_EQ(r.verified.method, "sampled") << name;
     }
   }

@@ -28,10 +28,10 @@ bool positional_mask(const attention_shape& s) {
 
 // The bias of the sampled query rows: the problem's own (or 0), -inf where causality or the
 // window masks the key. Its planes are the problem's bias planes (or one).
-tensor sampled_bias(const attention_shape& s, const attention_data& d, dtype type,
+tensor sampled_bias(const attention_shape& s, const std::vector<double>& mask, dtype type,
                     const std::vector<std::int64_t>& rows) {
   const dims own = s.bias_dims();
-  const std::int64_t planes = s.bias ? element_count(own) / (s.lq * s.lk) : 1;
+  const std::int64_t planes = own.size() == 4 ? own[0] * own[1] : 1;  // [B|1, H|1, Lq, Lk] or [Lq, Lk]
   dims shape = s.bias ? own : dims{s.lq, s.lk};
   shape[shape.size() - 2] = std::int64_t(rows.size());
   std::vector<double> values(std::size_t(planes) * rows.size() * std::size_t(s.lk));
@@ -41,7 +41,7 @@ tensor sampled_bias(const attention_shape& s, const attention_data& d, dtype typ
       for (std::int64_t j = 0; j < s.lk; ++j, ++at) {
         const bool visible = j >= s.first_key(i) && j <= s.last_key(i);
         values[at] = !visible ? -std::numeric_limits<double>::infinity()
-                              : s.bias ? d.mask[std::size_t((plane * s.lq + i) * s.lk + j)] : 0.0;
+                              : s.bias ? mask[std::size_t((plane * s.lq + i) * s.lk + j)] : 0.0;
       }
   tensor t(type, shape);
   t.assign(values);
@@ -64,8 +64,10 @@ std::optional<output_sample> attention_spec::sample(const problem& p, std::span<
   out.inputs.push_back(in[1]);
   out.inputs.push_back(in[2]);
   std::size_t next = 3;
+  std::vector<double> mask;  // only the bias is read whole, not Q, K and V
   if (s.bias) {
-    if (!positional) out.inputs.push_back(take(in[next], in[next].rank() - 2, rows));
+    if (positional) mask = in[next].to_vector();
+    else out.inputs.push_back(take(in[next], in[next].rank() - 2, rows));
     ++next;
   }
   if (positional) {
@@ -74,8 +76,7 @@ std::optional<output_sample> attention_spec::sample(const problem& p, std::span<
     out.sub.set("window_right", std::int64_t(-1));
     out.sub.set("mask", std::string("bias"));
     if (!s.bias) out.sub.set("mask_shape", std::string("lq_lk"));
-    const attention_data d(p, in);
-    out.inputs.push_back(sampled_bias(s, d, p.dt.src, rows));
+    out.inputs.push_back(sampled_bias(s, mask, p.dt.src, rows));
   }
   if (s.key_lengths) out.inputs.push_back(in[next]);
   std::vector<std::int64_t>& where = out.where.emplace_back();

@@ -41,8 +41,8 @@ void tap_row(const conv_shape& s, const double* plane, std::int64_t oy, std::int
   const std::int64_t lo = std::clamp<std::int64_t>(shift <= 0 ? 0 : (shift + s.sw - 1) / s.sw, 0, s.ow);
   const std::int64_t hi = std::clamp<std::int64_t>(s.iw - 1 + shift < 0 ? 0 : (s.iw - 1 + shift) / s.sw + 1, lo, s.ow);
   std::fill(out, out + lo, pad);
-  const double* in = plane + iy * s.iw - shift;
-  for (std::int64_t ox = lo; ox < hi; ++ox) out[ox] = in[ox * s.sw];
+  const double* in = plane + iy * s.iw;
+  for (std::int64_t ox = lo; ox < hi; ++ox) out[ox] = in[ox * s.sw - shift];
   std::fill(out + hi, out + s.ow, pad);
 }
 

@@ -84,11 +84,11 @@ std::optional<output_sample> conv2d_spec::sample(const problem& p, std::span<con
   for (const std::int64_t n : images)
     for (const std::int64_t c : channels)
       for (std::int64_t q = 0; q < positions; ++q) where.push_back((n * s.oc + c) * positions + q);
-  out.coverage = fmt::format("every output position of one random channel in every aligned band of {0} channels of "
-                             "each group (every channel of groups up to {1}), and channels 0, the last and the first "
-                             "of the last partial tile of each tiling 8 to 128; one random image in every band of {0} "
-                             "(every image up to {1}): each aligned tile of up to {0} channels by any output positions "
-                             "holds sampled elements",
+  out.coverage = fmt::format("every output position of one random channel in every band of {0} channels aligned "
+                             "within each group (every channel of groups up to {1}), and each group's channels 0, the "
+                             "last and the first of the last partial tile of each tiling 8 to 128; one random image in "
+                             "every band of {0} (every image up to {1}): each tile of up to {0} channels aligned within "
+                             "its group, by any output positions, holds sampled elements",
                              sample_tile, 4 * sample_tile);
   return out;
 }
