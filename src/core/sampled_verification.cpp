@@ -47,7 +47,7 @@ std::string sample_text(const problem& p, const output_sample& s) {
   std::int64_t sampled = 0, all = 0;
   const std::vector<operand> outs = p.spec().outputs(p);
   for (std::size_t i = 0; i < outs.size(); ++i) sampled += std::int64_t(s.where[i].size()), all += element_count(outs[i].shape);
-  return fmt::format("{} of {} output elements ({:.2g}%) against the fp64 reference under the full check's "
+  return fmt::format("{} of {} output elements ({:.3g}%) against the fp64 reference under the full check's "
                      "per-element bound: {}", sampled, all, all ? 100.0 * double(sampled) / double(all) : 0.0,
                      s.coverage);
 }
