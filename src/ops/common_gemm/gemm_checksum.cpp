@@ -278,8 +278,8 @@ class batch_checker {
   // The epilogue operands' share of the wanted sums (beta C + residual row by row and column by
   // column, bias by its dot products), and |C| and |residual|'s largest values per row and
   // column (the envelope's).
-  void epilogue_pass(std::int64_t out, const batch_columns& cols, const std::vector<double>& xv, const std::vector<double>& x_abs,
-                     const std::vector<double>& yv, sums& row, sums& col, std::vector<double>& row_c,
+  void epilogue_pass(std::int64_t out, const batch_columns& cols, const std::vector<double>& xv,
+                     const std::vector<double>& x_abs, const std::vector<double>& yv, sums& row, sums& col, std::vector<double>& row_c,
                      std::vector<double>& row_res, std::vector<double>& col_c, std::vector<double>& col_res) const {
     const std::int64_t m = x_.m, n = x_.n;
     for (int t = 0; t < r_vectors; ++t) {
@@ -321,8 +321,8 @@ class batch_checker {
     return 2.0 * gamma_deterministic(terms, 0x1p-53) * mag;
   }
 
-  batch_findings judge(const batch_columns& cols, const sums& row, const sums& col, const std::vector<norms>& a_norms,
-                       const std::vector<norms>& b_norms, const std::vector<double>& row_c,
+  batch_findings judge(const batch_columns& cols, const sums& row, const sums& col,
+                       const std::vector<norms>& a_norms, const std::vector<norms>& b_norms, const std::vector<double>& row_c,
                        const std::vector<double>& row_res, const std::vector<double>& col_c,
                        const std::vector<double>& col_res) const {
     const std::int64_t m = x_.m, n = x_.n;
@@ -367,21 +367,34 @@ class batch_checker {
 
 // Whether a linear checksum applies: no activation, no integer dst, finite inputs.
 bool linear(const epilogue_spec& e, const checksum_operands& x) {
-  auto finite = [](const std::vector<double>& v) {
-    return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); });
-  };
-  return e.act == activation::none && !e.integer_dst && finite(x.a) && finite(x.b) && finite(x.c) &&
-         finite(x.bias) && finite(x.residual) && finite(x.scale);
+  return e.act == activation::none && !e.integer_dst && all_finite(x.a) && all_finite(x.b) && all_finite(x.c) &&
+         all_finite(x.bias) && all_finite(x.residual) && all_finite(x.scale);
 }
 
 }  // namespace
 
-std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
-                                              const fill_traits& f, const bound_options& o, std::uint64_t seed) {
-  if (!linear(e, x) || x.m == 0 || x.n == 0) return std::nullopt;
+bool all_finite(std::span<const double> v) {
+  return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); });
+}
+
+void read_epilogue_operands(checksum_operands& x, const operand_slots& sl, std::span<const tensor> in,
+                            const std::function<std::vector<double>(std::vector<double>)>& as_output) {
+  auto output_shaped = [&](int slot) {
+    std::vector<double> v = in[std::size_t(slot)].to_vector();
+    return as_output ? as_output(std::move(v)) : v;
+  };
+  if (sl.c >= 0) x.c = output_shaped(sl.c);
+  if (sl.bias >= 0) x.bias = in[std::size_t(sl.bias)].to_vector();
+  if (sl.residual >= 0) x.residual = output_shaped(sl.residual);
+  if (sl.scale >= 0) x.scale = in[std::size_t(sl.scale)].to_vector();
+}
+
+std::vector<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
+                                            const fill_traits& f, const bound_options& o, std::uint64_t seed) {
+  if (!linear(e, x) || x.m == 0 || x.n == 0) return {};
   const double k_terms = double(x.k) + (e.block > 0 ? 2.0 : 0.0);
   const gemm_error_model model = make_error_model(p, e, k_terms, double(x.batches * x.m * x.n), f, o);
-  if (!model.g.meaningful) return std::nullopt;
+  if (!model.g.meaningful) return {};
   const element_envelope env(p, e, model, k_terms);
   // One union bound over every row and column test of every batch and vector.
   const double tests = double(x.batches) * double(x.m + x.n) * r_vectors;
@@ -409,7 +422,7 @@ std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_s
   r.guarantee = fmt::format("errors whose 2-norm along some row and along some column exceeds 40x that row's and "
                             "column's threshold are missed with probability below {:.2g}",
                             miss);
-  return r;
+  return {std::move(r)};
 }
 
 }  // namespace opval::ops::common_gemm

@@ -4,11 +4,12 @@
 // kernel's output and from the inputs, under a threshold derived from the op's own error bound.
 #include <cstdint>
 #include <functional>
-#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ops/common_gemm/epilogue.hpp"
+#include "ops/common_gemm/gemm_core.hpp"
 #include "opval/op_spec.hpp"
 #include "opval/problem.hpp"
 
@@ -49,7 +50,16 @@ inline constexpr int checksum_vectors = 2;
 /// model (epilogue_error), plus the fp64 evaluation's own error. nullopt where no linear
 /// checksum applies: an activation, an integer dst, special values in the inputs, or no
 /// meaningful bound.
-std::optional<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
-                                              const fill_traits& f, const bound_options& o, std::uint64_t seed);
+std::vector<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
+                                            const fill_traits& f, const bound_options& o, std::uint64_t seed);
+
+/// Reads the epilogue operands among `in` (C, bias, residual, per-channel scale, where `sl`
+/// says) into x; C and the residual, shaped as the output, through `as_output` when given (the
+/// output's own reordering into x.y's batch x m x n layout).
+void read_epilogue_operands(checksum_operands& x, const operand_slots& sl, std::span<const tensor> in,
+                            const std::function<std::vector<double>(std::vector<double>)>& as_output = {});
+
+/// Whether every value is finite (a linear checksum needs it).
+bool all_finite(std::span<const double> v);
 
 }  // namespace opval::ops::common_gemm

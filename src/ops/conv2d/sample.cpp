@@ -3,8 +3,6 @@
 // are many), so it is a smaller conv2d on the gathered weights; the checksums read the
 // convolution in its GEMM form per (image, group): rows are output positions, columns the
 // group's output channels, A = im2row(src) built one image at a time, B = the weights.
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -60,10 +58,6 @@ std::vector<double> to_gemm_form(const conv_shape& s, const std::vector<double>&
   return out;
 }
 
-bool all_finite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); });
-}
-
 }  // namespace
 
 std::optional<output_sample> conv2d_spec::sample(const problem& p, std::span<const tensor> in,
@@ -114,18 +108,13 @@ std::vector<checksum_result> conv2d_spec::checksums(const problem& p, const fill
   }
   x.a_of = [&](std::int64_t ob, std::vector<double>& a) { a = im2row(s, src, ob / s.g, ob % s.g, 0.0); };
   x.y = to_gemm_form(s, out[0].to_vector());
-  const operand_slots sl = slots_of(e);
-  if (sl.bias >= 0) x.bias = in[std::size_t(sl.bias)].to_vector();
-  if (sl.residual >= 0) x.residual = to_gemm_form(s, in[std::size_t(sl.residual)].to_vector());
-  if (sl.scale >= 0) x.scale = in[std::size_t(sl.scale)].to_vector();
+  read_epilogue_operands(x, slots_of(e), in, [&](std::vector<double> v) { return to_gemm_form(s, v); });
   x.row_name = fmt::format("output positions (oy * {} + ox)", s.ow);
   x.column_name = s.g > 1 ? "channels of the group" : "channels";
   x.batch_name = [g = s.g](std::int64_t ob) {
     return g > 1 ? fmt::format("image {}, group {}", ob / g, ob % g) : fmt::format("image {}", ob);
   };
-  std::optional<checksum_result> r = gemm_checksums(p, e, x, f, o, seed);
-  if (!r) return {};
-  return {std::move(*r)};
+  return gemm_checksums(p, e, x, f, o, seed);
 }
 
 }  // namespace opval::ops::conv2d

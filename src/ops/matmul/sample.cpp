@@ -98,13 +98,8 @@ std::vector<checksum_result> matmul_spec::checksums(const problem& p, const fill
     x.b = dot_operand(std::move(b), e.zp_b, dot_values::signed_values, false);
     x.y = out[0].to_vector();
   }
-  if (sl.c >= 0) x.c = in[std::size_t(sl.c)].to_vector();
-  if (sl.bias >= 0) x.bias = in[std::size_t(sl.bias)].to_vector();
-  if (sl.residual >= 0) x.residual = in[std::size_t(sl.residual)].to_vector();
-  if (sl.scale >= 0) x.scale = in[std::size_t(sl.scale)].to_vector();
-  std::optional<checksum_result> r = gemm_checksums(p, e, x, f, o, seed);
-  if (!r) return {};
-  return {std::move(*r)};
+  read_epilogue_operands(x, sl, in);
+  return gemm_checksums(p, e, x, f, o, seed);
 }
 
 }  // namespace opval::ops::matmul
