@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/huge_pages.hpp"
 #include "opval/error.hpp"
 
 namespace opval {
@@ -172,9 +173,6 @@ std::byte* usable_part(std::byte* map, guard_side side) {
   return side == guard_side::after ? map : map + guard_bytes();
 }
 
-// The size from which a mapping asks for transparent huge pages.
-constexpr std::size_t huge_page_threshold = std::size_t{16} << 20;
-
 // A fresh mapping of map_bytes, reserved PROT_NONE and then opened for reading and writing
 // but for its guard region: the guard is only address space, neither memory nor commit charge.
 std::byte* new_mapping(std::size_t map_bytes, guard_side side) {
@@ -186,10 +184,8 @@ std::byte* new_mapping(std::size_t map_bytes, guard_side side) {
     throw error(fmt::format("guarded allocator: cannot make {} bytes writable", map_bytes - guard_bytes()));
   }
   // A large tensor in 2 MiB pages where the kernel has them: its first touch (the fill, the
-  // poison) then takes one fault per 2 MiB instead of one per 4 KiB, 4 ms instead of 25 per
-  // 64 MiB on the development VM. Advice only: without transparent huge pages nothing changes.
-  if (map_bytes - guard_bytes() >= huge_page_threshold)
-    madvise(usable_part(map, side), map_bytes - guard_bytes(), MADV_HUGEPAGE);
+  // poison) takes one fault per 2 MiB instead of one per 4 KiB.
+  advise_huge_pages(usable_part(map, side), map_bytes - guard_bytes());
   return map;
 }
 

@@ -61,6 +61,23 @@ TEST(tensor_layout, defaults_are_row_major_contiguous_and_zeroed) {
   EXPECT_TRUE(tensor().empty());
 }
 
+// Large host buffers start on a 2 MiB boundary so that all of them can be in huge pages (the
+// advice itself changes nothing observable here); they are zeroed like small ones, and many
+// allocations and frees of either size in turn leave the heap sound (the free's alignment must
+// match the allocation's).
+TEST(tensor_layout, large_buffers_start_on_a_huge_page_boundary) {
+  for (int round = 0; round < 8; ++round) {
+    tensor big(dtype::f64, {1024, 1024 + round});  // 8 MiB and more
+    tensor small(dtype::f64, {1024, 8});
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (std::uintptr_t{2} << 20), 0u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % 64, 0u);
+    const double* d = big.data_as<double>();
+    for (std::int64_t i = 0; i < big.numel(); i += 4099) ASSERT_EQ(d[i], 0.0);
+    big.set_at(big.numel() - 1, 1.5);
+    EXPECT_EQ(big.at(big.numel() - 1), 1.5);
+  }
+}
+
 TEST(tensor_layout, element_sizes) {
   const std::pair<dtype, std::size_t> sizes[] = {
       {dtype::f64, 8}, {dtype::f32, 4}, {dtype::tf32, 4}, {dtype::f16, 2}, {dtype::bf16, 2},
