@@ -79,6 +79,7 @@ bool run_kernel(backend& b, detail::kernel_checks& kc, const std::vector<tensor>
       kc.compare_passes(b, ins, out_ops, outs, outs1);
     }
     kc.compare_thread_counts(b, ins, out_ops, outs);
+    b.release_threads();
   } catch (const declined& d) {
     decline_case(r, kc, d, ran);
     return false;

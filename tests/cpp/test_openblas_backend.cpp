@@ -4,6 +4,7 @@
 // Skipped when opval was built without OpenBLAS (the backend is then not registered).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,22 @@ TEST(openblas_backend, every_plain_f32_f64_gemm_passes_including_layouts_and_alp
   EXPECT_TRUE(lda && ldc) << "no passed case with padded lda and ldc";
   EXPECT_TRUE(alpha && beta) << "no passed case with alpha != 1 and beta != 0";
   EXPECT_TRUE(batch) << "no passed batched/broadcast case";
+}
+
+// The runner stops OpenBLAS's pool after the kernel's runs of every case; the next call
+// starts it again, on as many threads, and computes as before (a size OpenBLAS splits across
+// its threads, cases in a row, and a release by hand between two runs).
+TEST(openblas_backend, its_pool_restarts_after_each_release) {
+  OPVAL_BACKEND_OR_SKIP(b, "openblas");
+  const std::optional<int> threads = b->set_threads(2);
+  ASSERT_TRUE(threads.has_value());
+  const problem p = opval::parse_problem("matmul m=256 n=256 k=256 dt=f32");
+  for (int round = 0; round < 3; ++round) {
+    const case_result r = opval::run_case(p, *b, {});
+    EXPECT_EQ(r.v.st, state::passed) << r.v.reason;
+    b->release_threads();
+  }
+  EXPECT_EQ(b->set_threads(*threads), 2);
 }
 
 TEST(openblas_backend, names_the_routine_that_ran) {

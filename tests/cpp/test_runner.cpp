@@ -164,6 +164,36 @@ class refusing_backend final : public opval::backend {
   opval::support s_;
 };
 
+// The sim, recording the runner's calls: what ran when.
+class recording_backend final : public opval::backend {
+ public:
+  std::string name() const override { return "recording"; }
+  std::string version() const override { return "0"; }
+  opval::support supports(const problem& p) const override { return sim_->supports(p); }
+  opval::execution_info execute(const problem& p, std::span<const tensor> in, std::span<tensor> out) override {
+    calls.push_back("execute");
+    return sim_->execute(p, in, out);
+  }
+  void release_threads() override { calls.push_back("release"); }
+  std::vector<std::string> calls;
+
+ private:
+  std::unique_ptr<opval::backend> sim_ = opval::make_backend("sim");
+};
+
+// The backend's pool is released once the kernel's runs (the first, the second poisoned one)
+// are over and before the runner's own work; the perturbation re-run comes after the verdict.
+TEST(run_case, the_backend_releases_its_threads_after_the_kernel_runs) {
+  recording_backend full;
+  EXPECT_EQ(run(bf16_matmul, full).v.st, state::passed);
+  EXPECT_EQ(full.calls, (std::vector<std::string>{"execute", "execute", "release", "execute"}));
+  recording_backend sampled;
+  run_options o;
+  o.verify = "sampled";
+  EXPECT_EQ(run(bf16_matmul, sampled, o).v.st, state::passed);
+  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"execute", "release"}));
+}
+
 TEST(run_case, unsupported_problems_are_skipped_or_unimplemented_with_the_reason) {
   refusing_backend skip(opval::support::skipped("this CPU has no bf16 dot product"));
   const case_result s = run(bf16_matmul, skip);

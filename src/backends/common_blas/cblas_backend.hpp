@@ -50,6 +50,7 @@ inline std::string library_file_of(const void* address) {
 ///   static std::string version();   the library's build, e.g. "OpenBLAS 0.3.21 ..., core Haswell"
 ///   static std::string kernel();    what ran, for the record, e.g. "OpenBLAS core Haswell"
 ///   static int threads();  static void set_threads(int n);
+///   static void release_threads();  (optional) stops the pool's workers polling for work
 template <class Blas>
 class cblas_backend final : public backend {
   using index = typename Blas::index;
@@ -66,6 +67,9 @@ class cblas_backend final : public backend {
     const int before = Blas::threads();
     Blas::set_threads(n);
     return before;
+  }
+  void release_threads() override {
+    if constexpr (requires { Blas::release_threads(); }) Blas::release_threads();
   }
   std::string version() const override {
     return Blas::version() + ", cblas_sgemm from " + library_file_of(Blas::sgemm_address());
