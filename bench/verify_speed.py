@@ -13,6 +13,11 @@ check included (`timings.total` of the record), over one execution of the kernel
 Each case runs in its own `opval run` (process isolation, as users run it); the runs alternate
 between the cases so that a noisy neighbour spreads over all of them. Prints one line per
 backend and case: kernel ms, case ms, their ratio, and the case's time split.
+
+--warm-up N runs each case N more times right before each of its timed runs, discarded. On a
+VM whose balloon takes freed memory back (free page reporting), the first touch of memory a
+process did not just use costs the host's faults: a case after other work pays them (at
+8192³ about 0.7 s of "other"), the same case again does not, as on bare metal.
 """
 import argparse
 import json
@@ -41,6 +46,8 @@ def main() -> None:
     parser.add_argument("--descriptor", action="append", default=[],
                         help="a problem to time instead of the f32 matmuls (repeatable), under each of --methods")
     parser.add_argument("--methods", default="full,sampled")
+    parser.add_argument("--warm-up", type=int, default=0,
+                        help="discarded runs of each case right before each timed one (memory the host has not reclaimed)")
     args = parser.parse_args()
     if args.descriptor:
         cases = [(m, line) for line in args.descriptor for m in args.methods.split(",")]
@@ -51,6 +58,8 @@ def main() -> None:
         for _ in range(args.runs):
             for backend in args.backends.split(","):
                 for method, line in cases:
+                    for _ in range(args.warm_up):
+                        run_case(args.opval, backend, method, line, Path(work) / "case.jsonl")
                     r = run_case(args.opval, backend, method, line, Path(work) / "case.jsonl")
                     results.setdefault((backend, method, line), []).append(r)
     print(f"{'backend':<9} {'verify':<8} {'problem':>5} {'state':<7} {'kernel ms':>10} {'case ms':>9} {'case/kernel':>12}  split (ms)")

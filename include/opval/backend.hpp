@@ -70,10 +70,11 @@ class backend {
   /// benchmark sets itself) and returns the count before, to restore; nullopt for a backend
   /// with no pool of its own.
   virtual std::optional<int> set_threads(int n) { return std::nullopt; }
-  /// The runner's own parallel work (the scans, the reference, the bound) follows the kernel's
-  /// runs: a backend whose pool keeps its threads busy between calls stops them, so that they
-  /// do not share the cores with that work. OpenBLAS's workers poll for about 2^28 cycles
-  /// after each call; on two cores that slowed a 4096^3 case's own work by 15-400 ms. The next
+  /// The runner's own parallel work follows (the fill before the kernel's runs; the scans, the
+  /// reference and the bound after them): a backend whose pool keeps its threads busy between
+  /// calls stops them, so that they do not share the cores with that work. OpenBLAS's workers
+  /// poll for about 2^28 cycles after each call and after the library loads; on two cores that
+  /// slowed a 4096^3 case's own work by 15-400 ms and a 1024^2 fill from 2.5 to 22 ms. The next
   /// execute restarts the pool. Not called between a benchmark's timed repetitions.
   virtual void release_threads() {}
 };

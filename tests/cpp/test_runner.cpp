@@ -181,17 +181,18 @@ class recording_backend final : public opval::backend {
   std::unique_ptr<opval::backend> sim_ = opval::make_backend("sim");
 };
 
-// The backend's pool is released once the kernel's runs (the first, the second poisoned one)
-// are over and before the runner's own work; the perturbation re-run comes after the verdict.
+// The backend's pool is released before the runner's own work: the fill, and once the kernel's
+// runs (the first, the second poisoned one) are over; the perturbation re-run comes after the
+// verdict.
 TEST(run_case, the_backend_releases_its_threads_after_the_kernel_runs) {
   recording_backend full;
   EXPECT_EQ(run(bf16_matmul, full).v.st, state::passed);
-  EXPECT_EQ(full.calls, (std::vector<std::string>{"execute", "execute", "release", "execute"}));
+  EXPECT_EQ(full.calls, (std::vector<std::string>{"release", "execute", "execute", "release", "execute"}));
   recording_backend sampled;
   run_options o;
   o.verify = "sampled";
   EXPECT_EQ(run(bf16_matmul, sampled, o).v.st, state::passed);
-  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"execute", "release"}));
+  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"release", "execute", "release"}));
 }
 
 TEST(run_case, unsupported_problems_are_skipped_or_unimplemented_with_the_reason) {
