@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_vectorized.sh LIBRARY FUNCTION MIN: FAILS unless the AVX-512 clone FUNCTION of LIBRARY
-# holds at least MIN instructions on zmm registers. The comparison's main pass
+# (an awk pattern over the mangled name) holds at least MIN instructions on zmm registers. The comparison's main pass
 # (src/core/compare.cpp, finite_chunk_avx512) is written for the compiler to vectorize, and one
 # std::floor once made GCC keep it scalar, halving its speed with no test failing: a build whose
 # hot loop is no longer vectorized fails here instead.
