@@ -68,15 +68,15 @@ struct distinct_sketch {
   // One extra word absorbs the slot of ineligible elements, so adding needs no branch.
   static constexpr std::int32_t no_slot = bits;
   std::vector<std::uint64_t> words = std::vector<std::uint64_t>(bits / 64 + 1, 0);
-  // The position of |ref| / ulp between two grid points, in 2^-16 of an ULP: far coarser than
-  // the fp64 reference's own rounding (which would otherwise split one position in two), and x
-  // and -x at one position (their errors are the same, sign-relative).
   // The fractional part of |x| without std::floor, which GCC vectorizes only under
   // -fno-trapping-math: adding and subtracting 2^52 rounds |x| < 2^52 to an integer.
   static double fraction(double x) {
     const double a = std::fabs(x), nearest = (a + 0x1p52) - 0x1p52, f = a - nearest;
     return a < 0x1p52 ? (f < 0 ? f + 1.0 : f) : 0.0;
   }
+  // The position of |ref| / ulp between two grid points, in 2^-16 of an ULP: far coarser than
+  // the fp64 reference's own rounding (which would otherwise split one position in two), and x
+  // and -x at one position (their errors are the same, sign-relative).
   static std::int32_t position_slot(double ref, double ref_in_ulps) {
     const double f = fraction(ref_in_ulps);
     const std::int32_t position = static_cast<std::int32_t>(f * 65536.0) & 0xffff;
