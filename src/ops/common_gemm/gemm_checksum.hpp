@@ -47,7 +47,7 @@ inline constexpr int checksum_vectors = 2;
 /// N(0, sum_j e_ij^2): the threshold is z sqrt(sum_j b_ij^2) at the policy's false-alarm rate
 /// (z from a union bound over every row and column test), with b_ij bounded row by row from
 /// the operands' norms (Cauchy-Schwarz: sum|a||b| <= |a|_2 |b|_2) through the op's own error
-/// model (epilogue_error), plus the fp64 evaluation's own error. nullopt where no linear
+/// model (epilogue_error), plus the fp64 evaluation's own error. Empty where no linear
 /// checksum applies: an activation, an integer dst, special values in the inputs, or no
 /// meaningful bound.
 std::vector<checksum_result> gemm_checksums(const problem& p, const epilogue_spec& e, const checksum_operands& x,
