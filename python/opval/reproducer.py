@@ -98,7 +98,8 @@ def _environment() -> dict[str, str]:
 
     env = {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine(),
            "cpus": str(os.cpu_count())}
-    for package in ("opval", "numpy", "onnx", "onnxruntime", "torch", "jax"):
+    for package in ("opval", "numpy", "onnx", "onnxruntime", "torch", "jax", "tensorflow-cpu", "iree-base-compiler",
+                    "iree-base-runtime"):
         try:
             env[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

@@ -18,9 +18,10 @@ namespace {
 // The backends a section may name: opval's own, built here or not (one file serves every
 // build), and the Python layer's framework adapters (python/opval/adapters).
 const std::vector<std::string_view>& section_backends() {
-  static const std::vector<std::string_view> names{"sim",  "onednn", "onednn_winograd", "openblas",      "blis",
-                                                   "opencl", "cuda", "torch",           "torch_compile", "onnxruntime",
-                                                   "jax"};
+  static const std::vector<std::string_view> names{
+      "sim",   "onednn",        "onednn_winograd", "openblas", "blis",       "opencl",
+      "cuda",  "torch",         "torch_compile",   "onnxruntime", "jax",     "tensorflow",
+      "tensorflow_function",    "tensorflow_xla",  "iree"};
   return names;
 }
 

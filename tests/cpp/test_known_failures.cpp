@@ -97,7 +97,8 @@ TEST(known_failures, a_bad_condition_or_an_entry_of_a_section_that_does_not_appl
 
 TEST(known_failures, every_backend_of_this_build_kernels_and_frameworks_may_head_a_section) {
   for (const std::string& name : opval::backend_names()) EXPECT_TRUE(opval::names_a_backend(name)) << name;
-  for (const char* name : {"torch", "torch_compile", "onnxruntime", "jax", "plugin:sgemm_tiled", "python:my_relu"})
+  for (const char* name : {"torch", "torch_compile", "onnxruntime", "jax", "tensorflow", "tensorflow_function",
+                           "tensorflow_xla", "iree", "plugin:sgemm_tiled", "python:my_relu"})
     EXPECT_TRUE(opval::names_a_backend(name)) << name;
   EXPECT_FALSE(opval::names_a_backend("onednnn"));
 }

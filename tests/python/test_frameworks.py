@@ -1,6 +1,7 @@
 """The framework adapters as backends under test: every op's regression suite runs on PyTorch
-eager, ONNX Runtime and JAX, torch.compile runs over the smoke suites, and every disagreement is a
-documented known failure (tests/known_failures.txt, docs/REFERENCES.md) that still fails."""
+eager, ONNX Runtime, JAX and TensorFlow (eager, tf.function and XLA), torch.compile and IREE run
+over the smoke suites, and every disagreement is a documented known failure
+(tests/known_failures.txt, docs/REFERENCES.md) that still fails."""
 import io
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def run_and_judge(backend_name: str, tag: str):
 
 # A heavy CI stage, time-budgeted (docs/PERFORMANCE.md, "This project's CI").
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("backend", ["torch", "onnxruntime", "jax"])
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime", "jax", "tensorflow", "tensorflow_function", "tensorflow_xla"])
 def test_framework_runs_every_ops_regression_suite(backend):
     outcome = run_and_judge(backend, "regression")
     failed = {r.descriptor for r in outcome.results if r.failed}
@@ -55,6 +56,16 @@ def test_torch_compile_runs_the_smoke_suites_compiled():
     # Every case that produced a result (a CRASH has none) ran a compiled graph.
     ran = [r for r in outcome.results if r.state in ("PASSED", "FAILED", "MISTRUSTED")]
     assert ran and all("compile (inductor)" in r.implementation for r in ran)
+
+
+# The IREE smoke: compile-heavy (a compile per distinct model, ~260 of them, about 2 minutes
+# with a cold cache), time-budgeted; the regression suite's run is recorded in docs/REFERENCES.md.
+@pytest.mark.timeout(600)
+def test_iree_runs_the_smoke_suites_compiled():
+    outcome = run_and_judge("iree", "smoke")
+    ran = [r for r in outcome.results if r.state in ("PASSED", "FAILED", "MISTRUSTED")]
+    assert ran and all(r.implementation.startswith("iree llvm-cpu") for r in ran)
+    assert {d for d in listed("iree") if d in {r.descriptor for r in ran}} <= {r.descriptor for r in ran if r.failed}
 
 
 def test_torch_compile_falling_back_to_eager_is_skipped_with_the_reason(monkeypatch):

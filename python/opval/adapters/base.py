@@ -1,6 +1,7 @@
 """What every framework adapter shares: the per-op table, and the opval backend around it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +22,19 @@ class FrameworkOp:
 
     run: Callable[..., list]
     supports: Callable[[_opval.Problem], str | None] | None = None
+
+
+def attention_sizes(p) -> dict[str, int]:
+    """b, h, hkv, lq, lk, d, dv with opval's defaults resolved (hkv=0 -> h, dv=0 -> d)."""
+    s = {name: p.get(name) for name in ("b", "h", "hkv", "lq", "lk", "d", "dv")}
+    s["hkv"] = s["hkv"] or s["h"]
+    s["dv"] = s["dv"] or s["d"]
+    return s
+
+
+def attention_scale(p) -> float:
+    """The scale of Q K^T: the attribute, or 1/sqrt(d) when it is 0."""
+    return p.get("scale") or 1.0 / math.sqrt(p.get("d"))
 
 
 def attention_visible(p, lq: int, lk: int) -> np.ndarray | None:

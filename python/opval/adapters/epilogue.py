@@ -1,5 +1,5 @@
 """opval's GEMM epilogue (src/ops/common_gemm/epilogue.hpp), step by step in the compute type,
-written once for every framework whose arrays support + * / and reshape; each adapter brings
+written once for every framework whose arrays support + * /; each adapter brings
 the few operations that differ (ArrayOps):
     z   = (alpha * scale_a * scale_b[ch]) * s + beta * C + bias[ch]
     y   = act(z) + residual
@@ -22,6 +22,7 @@ class ArrayOps:
     astype: Callable[[Any, Any], Any]    # (array, dtype) -> array
     clip: Callable[[Any, float, float], Any]
     activations: Mapping[str, Callable[[Any], Any]]  # none relu gelu (erf form) gelu_tanh silu
+    reshape: Callable[[Any, tuple[int, ...]], Any] = lambda a, shape: a.reshape(shape)  # TensorFlow's tensors have no .reshape
 
 
 def dequant_factor(p, x: dict, compute, ops: ArrayOps):
@@ -55,12 +56,12 @@ def gemm_epilogue(p, x: dict, s, compute, channel_shape, int_dst: _opval.dtype |
     z = ops.astype(s, compute)
     factor = dequant_factor(p, x, compute, ops)
     if factor is not None:
-        z = z * (factor.reshape(channel_shape) if factor.ndim else factor)
+        z = z * (ops.reshape(factor, channel_shape) if factor.ndim else factor)
     beta = p.get("beta") if p.has("beta") else 0.0
     if beta != 0.0:
         z = z + ops.scalar(beta, compute) * x["C"]
     if p.get("bias"):
-        z = z + x["bias"].reshape(channel_shape)
+        z = z + ops.reshape(x["bias"], channel_shape)
     y = ops.activations[p.get("act")](z)
     if p.get("residual"):
         y = y + x["residual"]

@@ -49,7 +49,7 @@ from .ops_eltwise import ELTWISE_CHOICES, ELTWISE_OPS
 from .ops_gemm import GEMM_CHOICES, GEMM_OPS
 from .ops_norm import NORM_OPS
 from ..rounding import output_type, store
-from .static import StaticProblem
+from ..static import StaticProblem
 
 __all__ = ["OPS", "JaxAdapter", "jax_backend", "StaticProblem"]
 

@@ -26,7 +26,6 @@ jax.nn.softmax of a row whose included logits are all -inf is NaN.
 """
 from __future__ import annotations
 
-import math
 
 import jax
 import jax.numpy as jnp
@@ -34,25 +33,13 @@ import numpy as np
 from jax import lax
 
 from ... import _opval
-from ..base import FrameworkOp, attention_bias_4d, attention_has_keyless_rows, attention_visible
-from .static import StaticProblem
-
-
-def _sizes(p) -> dict[str, int]:
-    """b, h, hkv, lq, lk, d, dv with opval's defaults resolved (hkv=0 -> h, dv=0 -> d)."""
-    s = {name: p.get(name) for name in ("b", "h", "hkv", "lq", "lk", "d", "dv")}
-    s["hkv"] = s["hkv"] or s["h"]
-    s["dv"] = s["dv"] or s["d"]
-    return s
-
-
-def _scale(p) -> float:
-    return p.get("scale") or 1.0 / math.sqrt(p.get("d"))
+from ..base import FrameworkOp, attention_bias_4d, attention_has_keyless_rows, attention_scale, attention_sizes, attention_visible
+from ..static import StaticProblem
 
 
 def attention_choices(p: _opval.Problem, x: dict[str, np.ndarray]) -> dict[str, str]:
     """The path a case takes: 'jax.nn' (dot_product_attention) or 'explicit' (see above)."""
-    s = _sizes(p)
+    s = attention_sizes(p)
     explicit = s["dv"] != s["d"] or p.get("softcap") != 0.0 or attention_has_keyless_rows(p, x.get("key_lengths"))
     return {"path": "explicit" if explicit else "jax.nn"}
 
@@ -67,7 +54,7 @@ def _visible(p: StaticProblem, lq: int, lk: int) -> jax.Array | None:
 def _jax_nn(p: StaticProblem, x: dict, s: dict[str, int]) -> jax.Array:
     """jax.nn.dot_product_attention on [b, l, heads, d] views of opval's [b, heads, l, d]."""
     q, k, v = (jnp.swapaxes(x[name], 1, 2) for name in ("q", "k", "v"))
-    kwargs = {"scale": _scale(p), "implementation": "xla"}
+    kwargs = {"scale": attention_scale(p), "implementation": "xla"}
     window = p.get("window_left") >= 0 or p.get("window_right") >= 0
     if p.get("causal") == "top_left" and not window:
         kwargs["is_causal"] = True
@@ -92,7 +79,7 @@ def _explicit(p: StaticProblem, x: dict, s: dict[str, int], compute) -> jax.Arra
     b, h, hkv, lq, lk = s["b"], s["h"], s["hkv"], s["lq"], s["lk"]
     q = x["q"].reshape(b, hkv, h // hkv, lq, s["d"])
     dot = {"precision": lax.Precision.HIGHEST, "preferred_element_type": compute}
-    logits = jnp.einsum("bkgqd,bksd->bkgqs", q, x["k"], **dot) * jnp.asarray(_scale(p), dtype=compute)
+    logits = jnp.einsum("bkgqd,bksd->bkgqs", q, x["k"], **dot) * jnp.asarray(attention_scale(p), dtype=compute)
     if (cap := p.get("softcap")) != 0.0:
         cap = jnp.asarray(cap, dtype=compute)
         logits = cap * jnp.tanh(logits / cap)
@@ -108,7 +95,7 @@ def _explicit(p: StaticProblem, x: dict, s: dict[str, int], compute) -> jax.Arra
 
 
 def _attention(p: StaticProblem, x: dict, compute) -> list[jax.Array]:
-    s = _sizes(p)
+    s = attention_sizes(p)
     if p.choice("path") == "jax.nn":
         return [_jax_nn(p, x, s)]
     return [_explicit(p, x, s, compute)]

@@ -6,22 +6,9 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special
 
-from ... import _opval
 from ..base import FrameworkOp
-from .static import StaticProblem
-
-
-def cast_choices(p: _opval.Problem, x: dict) -> dict:
-    """The clamp to the output's range, the one place cast's computation reads its output
-    type: when the output saturates (saturate=1, or an integer output), finite values beyond
-    the range become its ends, and so does Inf for f8_e4m3 (no infinity); NaN stays (an
-    integer output makes it 0). Output types that share a clamp share the compiled cast."""
-    dst = p.contract.dst
-    info = _opval.dtype_info(dst)
-    saturates = p.get("saturate") or not info.is_float
-    if dst == _opval.dtype.bool or not saturates:
-        return {"clamp": None}
-    return {"clamp": (info.lowest, info.max, dst == _opval.dtype.f8_e4m3)}
+from ..host_choices import cast_choices
+from ..static import StaticProblem
 
 
 def _cast(p: StaticProblem, x: dict, compute) -> list[jax.Array]:

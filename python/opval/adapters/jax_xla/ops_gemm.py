@@ -15,10 +15,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ... import _opval
 from ..base import FrameworkOp
 from ..epilogue import ArrayOps, gemm_epilogue
-from .static import StaticProblem
+from ..host_choices import gemm_choices
+from ..static import StaticProblem
 
 _OPS = ArrayOps(
     scalar=lambda value, dtype: jnp.asarray(value, dtype=dtype),  # rounded once to dtype
@@ -41,13 +41,6 @@ def _dot_operand(t: jax.Array, zp: int) -> jax.Array:
         return t
     wide = t.astype(jnp.float64)
     return wide - zp if zp != 0 else wide
-
-
-def gemm_choices(p: _opval.Problem, x: dict) -> dict:
-    """An integer output type enters the computation (the quantization below); a float one
-    only the host's final rounding, so it stays out of the jit key."""
-    dst = p.contract.dst
-    return {} if _opval.dtype_info(dst).is_float else {"int_dst": dst}
 
 
 def _epilogue(p: StaticProblem, x: dict, s: jax.Array, compute, channel_shape: tuple[int, ...]) -> jax.Array:

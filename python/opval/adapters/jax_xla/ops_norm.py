@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ..base import FrameworkOp
-from .static import StaticProblem
+from ..static import StaticProblem
 
 
 def _normalized_axes(p: StaticProblem, x: jax.Array) -> tuple[int, ...]:

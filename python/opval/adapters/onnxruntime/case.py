@@ -55,9 +55,12 @@ def placeholders(p: _opval.Problem, compute: np.dtype) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class OnnxOp(FrameworkOp):
-    """A FrameworkOp whose run builds an ONNX graph (build) and runs it in ORT."""
+    """A FrameworkOp whose run builds an ONNX graph (build) and runs it in ORT. refusal: why the
+    op's mapping cannot express a problem, whatever runs the graph (the IREE backend runs these
+    graphs too, and asks this, not ORT's kernel checks)."""
 
     build: Build | None = None
+    refusal: Callable[[_opval.Problem], str | None] | None = None
 
 
 def onnx_op(build: Build, refusal: Callable[[_opval.Problem], str | None] | None = None) -> OnnxOp:
@@ -67,7 +70,7 @@ def onnx_op(build: Build, refusal: Callable[[_opval.Problem], str | None] | None
     def supports(p, compute: np.dtype | None = None):
         return (refusal(p) if refusal else None) or prepare(build, p, compute)
 
-    return OnnxOp(run=run, supports=supports, build=build)
+    return OnnxOp(run=run, supports=supports, build=build, refusal=refusal)
 
 
 def prepare(build: Build, p: _opval.Problem, compute: np.dtype | None = None) -> str | None:

@@ -17,25 +17,19 @@ a boolean mask says the same.)
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import _opval
-from ..base import attention_visible
+from ..base import attention_scale, attention_visible
 from .case import onnx_op
 from .graph import Graph, TensorProto
-
-
-def _scale(p: _opval.Problem) -> float:
-    return p.get("scale") or 1.0 / math.sqrt(p.get("d"))
 
 
 def _attention(p: _opval.Problem, x: dict, compute) -> Graph:
     g = Graph("attention")
     q, k, v = (g.input(n, x[n]) for n in ("q", "k", "v"))
     lq, lk = p.get("lq"), p.get("lk")
-    attrs = {"scale": _scale(p)}
+    attrs = {"scale": attention_scale(p)}
     if p.get("softcap") != 0.0:
         attrs["softcap"] = p.get("softcap")
     visible = None  # a boolean value name: True = attends

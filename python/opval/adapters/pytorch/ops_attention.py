@@ -28,19 +28,7 @@ import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
 from ... import _opval
-from ..base import FrameworkOp, attention_has_keyless_rows, attention_visible
-
-
-def _sizes(p: _opval.Problem) -> dict[str, int]:
-    """b, h, hkv, lq, lk, d, dv with opval's defaults resolved (hkv=0 -> h, dv=0 -> d)."""
-    s = {name: p.get(name) for name in ("b", "h", "hkv", "lq", "lk", "d", "dv")}
-    s["hkv"] = s["hkv"] or s["h"]
-    s["dv"] = s["dv"] or s["d"]
-    return s
-
-
-def _scale(p: _opval.Problem) -> float:
-    return p.get("scale") or 1.0 / math.sqrt(p.get("d"))
+from ..base import FrameworkOp, attention_has_keyless_rows, attention_scale, attention_sizes, attention_visible
 
 
 def _may_have_empty_rows(p: _opval.Problem) -> bool:
@@ -75,9 +63,9 @@ def _visible(p: _opval.Problem, x: dict, lq: int, lk: int) -> torch.Tensor | Non
 
 
 def _attention(p: _opval.Problem, x: dict, compute: torch.dtype) -> list[torch.Tensor]:
-    s = _sizes(p)
+    s = attention_sizes(p)
     lq, lk = s["lq"], s["lk"]
-    kwargs = {"scale": _scale(p), "enable_gqa": s["hkv"] != s["h"]}
+    kwargs = {"scale": attention_scale(p), "enable_gqa": s["hkv"] != s["h"]}
     bias = x.get("mask")  # any mask_shape: [lq, lk] or [b|1, h|1, lq, lk], broadcast by SDPA
     window = p.get("window_left") >= 0 or p.get("window_right") >= 0
     if bias is None and not p.get("key_lengths") and not window:

@@ -1,15 +1,16 @@
-"""The part of a problem a jitted JAX function is specialized on: a hashable, static view of
-the op's attributes, passed to jax.jit as a static argument so that JAX's own cache keys the
-compiled code by (op, attributes) and the operands' shapes and types."""
+"""The part of a problem a compiled framework function is specialized on: a hashable, static
+view of the op's attributes, passed to jax.jit as a static argument (JAX's own cache then keys
+the compiled code by (op, attributes) and the operands' shapes and types) and keying the
+TensorFlow adapter's tf.functions the same way."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ... import _opval
+from .. import _opval
 
 # Attributes that only say how operands lie in memory (strides, transposes stored as views,
-# padded rows): the adapter hands JAX logical-shape arrays, so they change nothing traced,
+# padded rows): the adapters hand the framework logical-shape arrays, so they change nothing traced,
 # and leaving them out of the key lets such cases share a compiled function.
 LAYOUT_ONLY = frozenset({"stride_pad", "step", "ld", "lda", "ldb", "ldc", "ta", "tb", "layout"})
 
@@ -45,7 +46,7 @@ class StaticProblem:
         for key, value in self.attrs:
             if key == name:
                 return list(value) if isinstance(value, tuple) else value
-        raise KeyError(f"{self.op}: '{name}' is not an attribute the jitted function is keyed on"
+        raise KeyError(f"{self.op}: '{name}' is not an attribute the compiled function is keyed on"
                        f"{' (layout only: resolved before the call)' if name in LAYOUT_ONLY else ''}")
 
     def has(self, name: str) -> bool:
@@ -53,10 +54,10 @@ class StaticProblem:
 
     def choice(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         """A choice made on the host; without a default, a missing one is an error (the op's
-        choices function must make it, or the jit key would not hold it)."""
+        choices function must make it, or the compile key would not hold it)."""
         for key, value in self.choices:
             if key == name:
                 return value
         if default is _NO_DEFAULT:
-            raise KeyError(f"{self.op}: no host choice '{name}' in the jit key")
+            raise KeyError(f"{self.op}: no host choice '{name}' in the compile key")
         return default
