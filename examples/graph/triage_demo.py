@@ -5,7 +5,9 @@ approximation on the erf-chain block; an Inductor post-grad pass rewriting a pat
 under torch.compile, bisected by torch's compiler bisector; the correct stacks, in float32 and
 float16 (and bfloat16 on torch.compile), blaming nothing; and the two real findings on the
 unmodified torch.compile: Inductor's float32 erf, bisected to its erf lowering, and PyTorch's
-float32 gelu kernel (docs/GRAPH.md, "PyTorch").
+float32 gelu kernel (docs/GRAPH.md, "PyTorch"). On IREE: a compile that demotes contraction
+inputs to bf16, found among its numerics options; IREE blaming nothing in float32; and its
+three real float16 findings (docs/GRAPH.md, "IREE").
 
     .venv/bin/python examples/graph/triage_demo.py [--out results/triage_demo] [--ci]
 
@@ -30,7 +32,8 @@ from faults import (DispatchingStack, RewritingOrt, addmm_bias_misscaled, gelu_t
 from models import cnn, mlp, transformer_block  # noqa: E402
 
 from opval import reproducer, triage  # noqa: E402
-from opval.graph_stacks import BackendStack, OrtStack  # noqa: E402
+from opval.graph_stacks import BackendStack, OrtStack, StackConfig  # noqa: E402
+from opval.iree_stack import IreeStack  # noqa: E402
 from opval.torch_stack import TorchCompileStack  # noqa: E402
 
 # Per model: the node a compiler pass rewrites (and the pass), the matmul a wrong kernel runs.
@@ -58,7 +61,23 @@ def cases(ci: bool = False):
         for dtype in (np.float32, np.float16):
             yield name, dtype, build, "none", OrtStack(), None, None
             yield name, dtype, build, "none", BackendStack("sim"), None, None
+    yield from iree_cases()
     yield from torch_cases(erf_block, ci)
+
+
+def iree_cases():
+    """IREE: a compile with contraction inputs demoted to bf16 (with reductions reassociated
+    beside it: two candidates to bisect) at O1, where IREE applies the demotion; the default
+    compile (O3) in float32; and in float16 its three real findings, each a kernel IREE
+    generates beyond the node's f16:f32:f16 contract at every level."""
+    demoting = IreeStack(StackConfig(level="O1"), options=("reassociate-fp-reductions", "demote-contractions-to-bf16"))
+    for name, build, node in (("mlp", mlp, "fc0"), ("cnn", cnn, "fc"), ("transformer_block", transformer_block, "proj_q")):
+        yield name, np.float32, build, "IREE bf16 demotion", demoting, node, "compiler"
+    for name, build in (("mlp", mlp), ("cnn", cnn), ("transformer_block", transformer_block)):
+        yield name, np.float32, build, "none", IreeStack(), None, None
+    yield "mlp", np.float16, mlp, "real: IREE's f16 Gemm", IreeStack(), "head", "kernel"
+    yield "cnn", np.float16, cnn, "real: IREE's f16 pool", IreeStack(), "pool2", "kernel"
+    yield "transformer_block", np.float16, transformer_block, "real: IREE's f16 Gelu", IreeStack(), "gelu", "kernel"
 
 
 def torch_cases(erf_block, ci: bool = False):

@@ -400,9 +400,17 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     optimization.enable_gelu_approximation), `torch_compile[:LEVEL][:threads=N][:NAME=VALUE...]`
     (the model lowered to PyTorch under torch.compile, LEVEL one of
     opval.torch_stack.TORCH_LEVELS, default inductor, runtime options TORCH_RUNTIME_OPTIONS), `jax[:disable_jit|jit]` (the model lowered to JAX, op by op or under jax.jit, default
-    jit; `jax_jit` is jax:jit), or an opval backend (a registered name such as sim or onednn, or a plugin path)
+    jit; `jax_jit` is jax:jit), `iree[:O0|O1|O2|O3][:+OPTION...][:driver=local-task|local-sync]`
+    (the model compiled by IREE, default O3, OPTION one of opval.iree_stack.IREE_OPTIONS), or an opval backend (a registered name such as sim or onednn, or a plugin path)
     running every op node it implements."""
     head, *rest = spec.split(":")
+    if head == "iree":
+        from .iree_stack import IREE_LEVELS, IREE_RUNTIME_OPTIONS, IreeStack
+
+        options = [part[1:] for part in rest if part.startswith("+")]
+        config = _spec_config(spec, [part for part in rest if not part.startswith("+")], IREE_LEVELS,
+                              takes_threads=False, runtime_options=IREE_RUNTIME_OPTIONS)
+        return IreeStack(config, options)
     if head in ("jax", "jax_jit"):
         from .jax_stack import JAX_LEVELS, JaxStack
 
@@ -417,7 +425,7 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
         return OrtStack(_spec_config(spec, rest, ORT_LEVELS, runtime_options=ort_runtime_options()),
                         session_config=ort_config)
     if rest or ort_config:
-        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile and jax do)")
+        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile, jax and iree do)")
     from .backends import resolve_backend
 
     return BackendStack(resolve_backend(head))

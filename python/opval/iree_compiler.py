@@ -123,23 +123,23 @@ class CompiledModule:
         return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
 
 
-_CONFIG = None
-_LOADED: OrderedDict[str, CompiledModule] = OrderedDict()
+_CONFIGS: dict[str, Any] = {}
+_LOADED: OrderedDict[tuple[str, str], CompiledModule] = OrderedDict()
 _MAX_LOADED = 8
 
 
-def load(vmfb: bytes) -> CompiledModule:
-    """The module in a runtime context of its own, on the local-task driver; the last few kept."""
+def load(vmfb: bytes, driver: str = "local-task") -> CompiledModule:
+    """The module in a runtime context of its own, on `driver` (local-task: a thread pool over
+    the cores; local-sync: inline, one thread); the last few kept."""
     import iree.runtime as rt
 
-    global _CONFIG
-    key = hashlib.sha256(vmfb).hexdigest()
+    key = (hashlib.sha256(vmfb).hexdigest(), driver)
     if key in _LOADED:
         _LOADED.move_to_end(key)
         return _LOADED[key]
-    if _CONFIG is None:
-        _CONFIG = rt.Config("local-task")
-    context = rt.SystemContext(config=_CONFIG)
+    if driver not in _CONFIGS:
+        _CONFIGS[driver] = rt.Config(driver)
+    context = rt.SystemContext(config=_CONFIGS[driver])
     context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
     module = CompiledModule(context, context.modules.module[ENTRY], vmfb)
     _LOADED[key] = module
@@ -148,6 +148,6 @@ def load(vmfb: bytes) -> CompiledModule:
     return module
 
 
-def compile_onnx(model, flags: Sequence[str] = ()) -> CompiledModule:
-    """An ONNX model imported, compiled under BASE_FLAGS + flags and loaded (see the module)."""
-    return load(compile_mlir(import_onnx(model), flags))
+def compile_onnx(model, flags: Sequence[str] = (), driver: str = "local-task") -> CompiledModule:
+    """An ONNX model imported, compiled under BASE_FLAGS + flags and loaded on `driver`."""
+    return load(compile_mlir(import_onnx(model), flags), driver)
