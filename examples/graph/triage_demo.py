@@ -7,7 +7,9 @@ float16 (and bfloat16 on torch.compile), blaming nothing; and the two real findi
 unmodified torch.compile: Inductor's float32 erf, bisected to its erf lowering, and PyTorch's
 float32 gelu kernel (docs/GRAPH.md, "PyTorch"). On IREE: a compile that demotes contraction
 inputs to bf16, found among its numerics options; IREE blaming nothing in float32; and its
-three real float16 findings (docs/GRAPH.md, "IREE").
+three real float16 findings (docs/GRAPH.md, "IREE"). On TensorFlow: Grappler's oneDNN bf16 auto
+mixed precision, found among Grappler's optimizers, and TensorFlow blaming nothing in float32
+and float16 (docs/GRAPH.md, "TensorFlow").
 
     .venv/bin/python examples/graph/triage_demo.py [--out results/triage_demo] [--ci]
 
@@ -34,6 +36,7 @@ from models import cnn, mlp, transformer_block  # noqa: E402
 from opval import reproducer, triage  # noqa: E402
 from opval.graph_stacks import BackendStack, OrtStack, StackConfig  # noqa: E402
 from opval.iree_stack import IreeStack  # noqa: E402
+from opval.tf_stack import TfStack  # noqa: E402
 from opval.torch_stack import TorchCompileStack  # noqa: E402
 
 # Per model: the node a compiler pass rewrites (and the pass), the matmul a wrong kernel runs.
@@ -62,7 +65,19 @@ def cases(ci: bool = False):
             yield name, dtype, build, "none", OrtStack(), None, None
             yield name, dtype, build, "none", BackendStack("sim"), None, None
     yield from iree_cases()
+    yield from tensorflow_cases()
     yield from torch_cases(erf_block, ci)
+
+
+def tensorflow_cases():
+    """TensorFlow: Grappler's oneDNN bf16 auto mixed precision on each model, and the plain
+    tf.function in float32 and float16."""
+    mixed = TfStack(options=("auto_mixed_precision_onednn_bfloat16",))
+    for name, build, node in (("mlp", mlp, "fc0"), ("cnn", cnn, "conv1"), ("transformer_block", transformer_block,
+                                                                          "proj_q")):
+        yield name, np.float32, build, "TF bf16 mixed precision", mixed, node, "compiler"
+        for dtype in (np.float32, np.float16):
+            yield name, dtype, build, "none", TfStack(), None, None
 
 
 def iree_cases():

@@ -401,7 +401,9 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     (the model lowered to PyTorch under torch.compile, LEVEL one of
     opval.torch_stack.TORCH_LEVELS, default inductor, runtime options TORCH_RUNTIME_OPTIONS), `jax[:disable_jit|jit]` (the model lowered to JAX, op by op or under jax.jit, default
     jit; `jax_jit` is jax:jit), `iree[:O0|O1|O2|O3][:+OPTION...][:driver=local-task|local-sync]`
-    (the model compiled by IREE, default O3, OPTION one of opval.iree_stack.IREE_OPTIONS), or an opval backend (a registered name such as sim or onednn, or a plugin path)
+    (the model compiled by IREE, default O3, OPTION one of opval.iree_stack.IREE_OPTIONS),
+    `tensorflow[:eager|function][:+OPTION...]` (the model lowered to TensorFlow, default function,
+    OPTION one of opval.tf_stack.TF_OPTIONS), or an opval backend (a registered name such as sim or onednn, or a plugin path)
     running every op node it implements."""
     head, *rest = spec.split(":")
     if head == "iree":
@@ -411,6 +413,12 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
         config = _spec_config(spec, [part for part in rest if not part.startswith("+")], IREE_LEVELS,
                               takes_threads=False, runtime_options=IREE_RUNTIME_OPTIONS)
         return IreeStack(config, options)
+    if head == "tensorflow":
+        from .tf_stack import TF_LEVELS, TfStack
+
+        options = [part[1:] for part in rest if part.startswith("+")]
+        return TfStack(_spec_config(spec, [part for part in rest if not part.startswith("+")], TF_LEVELS,
+                                    takes_threads=False), options)
     if head in ("jax", "jax_jit"):
         from .jax_stack import JAX_LEVELS, JaxStack
 
@@ -425,7 +433,7 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
         return OrtStack(_spec_config(spec, rest, ORT_LEVELS, runtime_options=ort_runtime_options()),
                         session_config=ort_config)
     if rest or ort_config:
-        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile, jax and iree do)")
+        raise ValueError(f"stack '{spec}': an opval backend takes no options (only ort, torch_compile, jax, iree and tensorflow do)")
     from .backends import resolve_backend
 
     return BackendStack(resolve_backend(head))

@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .arrays import from_any
-from .lowering import Program, axes_of, flatten, ints, lower_model, onnx_pads, reduced_axes, reshape, split_sizes
+from .lowering import (Program, axes_of, ceil_padding, flatten, ints, lower_model, onnx_pads, reduced_axes, reshape,
+                       split_sizes)
 
 
 def _jax():
@@ -179,27 +180,12 @@ def _conv(x, w, b=None, *, pads=(), strides=None, dilations=None, group=1, auto_
     return y if b is None else y + b.reshape((1, -1) + (1,) * len(kernel))
 
 
-def _ceil_padding(x, padding, kernel, strides, dilations, ceil_mode: int):
-    """Padding at the end of each spatial axis for ceil_mode: as many output positions as the
-    ceiling gives, less one whose window would start inside the end padding (ONNX, PyTorch)."""
-    if not ceil_mode:
-        return padding
-    out = []
-    for size, (lo, hi), k, s, d in zip(x.shape[2:], padding, kernel, strides, dilations):
-        span = size + lo + hi - (k - 1) * d - 1
-        count = -(-span // s) + 1
-        if (count - 1) * s >= size + lo:
-            count -= 1
-        out.append((lo, max(hi, (count - 1) * s + (k - 1) * d + 1 - size - lo)))
-    return out
-
-
 def _max_pool(x, *, kernel_shape, pads=(), strides=None, dilations=None, ceil_mode=0, auto_pad="NOTSET",
               storage_order=0):
     import jax
 
     kernel, strides, dilations = _window(x, kernel_shape, strides, dilations)
-    padding = _ceil_padding(x, onnx_pads(list(x.shape[2:]), pads, auto_pad, kernel, strides, dilations),
+    padding = ceil_padding(x, onnx_pads(list(x.shape[2:]), pads, auto_pad, kernel, strides, dilations),
                             kernel, strides, dilations, ceil_mode)
     return jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 1, *kernel), (1, 1, *strides),
                                  [(0, 0), (0, 0), *padding], window_dilation=(1, 1, *dilations))

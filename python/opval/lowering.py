@@ -70,6 +70,21 @@ def onnx_pads(spatial: Sequence[int], pads: Sequence[int], auto_pad: str, kernel
     return [(int(pads[i]), int(pads[i + n])) for i in range(n)]
 
 
+def ceil_padding(x, padding, kernel, strides, dilations, ceil_mode: int):
+    """Padding at the end of each spatial axis for ceil_mode: as many output positions as the
+    ceiling gives, less one whose window would start inside the end padding (ONNX, PyTorch)."""
+    if not ceil_mode:
+        return padding
+    out = []
+    for size, (lo, hi), k, s, d in zip(x.shape[2:], padding, kernel, strides, dilations):
+        span = size + lo + hi - (k - 1) * d - 1
+        count = -(-span // s) + 1
+        if (count - 1) * s >= size + lo:
+            count -= 1
+        out.append((lo, max(hi, (count - 1) * s + (k - 1) * d + 1 - size - lo)))
+    return out
+
+
 #: The operands that are shapes, axes or slice bounds, by position: where a constant gives them
 #: they are baked into the program as Python ints, so that a tracer sees static shapes (a
 #: tensor's .tolist() would break its graph).

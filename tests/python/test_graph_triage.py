@@ -486,10 +486,11 @@ def test_the_demonstration_runs_every_fault_as_planted(tmp_path):
     # every blamed row's reproducer: 13 planted on ONNX Runtime and sim (per model a compiler
     # pass, a thread count, a layout and a kernel; the gelu approximation), one Inductor pass
     # (the CI subset), torch.compile's two real findings, IREE's bf16 demotion on each model and
-    # its three real float16 findings
-    assert done.stdout.count("fails the same way") == 22
+    # its three real float16 findings, TensorFlow's bf16 mixed precision on each model
+    assert done.stdout.count("fails the same way") == 25
     assert "pass erf (lowerings application" in done.stdout
     assert done.stdout.count("pass demote-contractions-to-bf16 at level O1") == 3
+    assert done.stdout.count("pass auto_mixed_precision_onednn_bfloat16 at level function") == 3
 
 
 def test_the_error_growth_view_shows_inherited_error_growing_and_the_blamed_node_above_its_bound(tmp_path):

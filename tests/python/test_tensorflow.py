@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-pytest.importorskip("tensorflow")
+pytest.importorskip("opval.adapters.tensorflow_cpu")  # TensorFlow through opval: its start-up notices left out
 
 import opval  # noqa: E402
 from opval import _opval  # noqa: E402
@@ -80,3 +80,19 @@ def test_the_float64_reference_catches_a_planted_bug():
     bad = opval.check("matmul", K.matmul_dropped_k, contracts="f32", attrs=support, problems=problems,
                       reference="tensorflow")
     assert len(bad.failures) == 2
+
+
+def test_torch_compile_and_tensorflow_share_a_process():
+    """Triton (torch.compile's) aborts the process when loaded after TensorFlow (LLVM's options
+    registered twice); opval loads it first. A fresh process: TensorFlow through opval, then
+    torch.compile, then TensorFlow again."""
+    import subprocess
+    import sys
+
+    code = ("import io, opval\n"
+            "o = opval.run(['tensorflow_xla', 'torch_compile', 'tensorflow'], problems=['relu shape=64 dt=f32'],"
+            " isolation='none', out=io.StringIO())\n"
+            "print([r.state for r in o.results])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("['PASSED', 'PASSED', 'PASSED']"), done.stdout

@@ -38,14 +38,35 @@ import numpy as np
 # What TensorFlow's C++ side writes to stderr on every import, whatever TF_CPP_MIN_LOG_LEVEL
 # says (it is written before absl's logging starts): left out of a run's output.
 _START_UP_NOTICES = ("All log messages before absl::InitializeLog()", "oneDNN custom operations are on")
+#: Whether XLA auto-clustering can cluster for the CPU in this process (import_tensorflow).
+CPU_AUTO_CLUSTERING = False
+
+
+def _load_triton_first() -> None:
+    """Triton (which torch.compile's Inductor imports) aborts the process when it is loaded after
+    TensorFlow — both carry LLVM, and the second registers LLVM's command-line options again
+    ("Option 'bitcode-mdindex-threshold' registered more than once") — while loaded before it,
+    both work. So where it is installed, it is loaded first."""
+    import importlib.util
+
+    if "triton" not in sys.modules and importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
 
 
 def import_tensorflow():
     """tensorflow, imported with its start-up notices left out of stderr and everything else it
     writes there passed on (an error of a broken install stays visible)."""
-    if "tensorflow" in sys.modules:
+    global CPU_AUTO_CLUSTERING
+    if "tensorflow" in sys.modules:  # imported before opval: its flags are what they were then
+        CPU_AUTO_CLUSTERING = "--tf_xla_cpu_global_jit" in os.environ.get("TF_XLA_FLAGS", "")
         return sys.modules["tensorflow"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the C++ side's later info and warnings
+    _load_triton_first()
+    # XLA auto-clustering (tf.config.optimizer.set_jit) clusters for the CPU only with this flag,
+    # read once when TensorFlow starts; it does nothing while auto-clustering is off (the default).
+    if "--tf_xla_cpu_global_jit" not in os.environ.get("TF_XLA_FLAGS", ""):
+        os.environ["TF_XLA_FLAGS"] = (os.environ.get("TF_XLA_FLAGS", "") + " --tf_xla_cpu_global_jit").strip()
+    CPU_AUTO_CLUSTERING = True
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as caught:
@@ -63,6 +84,7 @@ def import_tensorflow():
 
 
 tf = import_tensorflow()
+tf.get_logger().setLevel("ERROR")  # not the retracing warning: tracing per shape is the design
 
 from ... import _opval  # noqa: E402
 from ...arrays import numpy_dtype, to_numpy  # noqa: E402
@@ -91,7 +113,6 @@ _CACHE_SIZE = 512
 
 def _settings() -> None:
     tf.config.experimental.enable_tensor_float_32_execution(False)
-    tf.get_logger().setLevel("ERROR")  # not the retracing warning: tracing per shape is the design
 
 
 def _compiled(fn: Callable, mode: str) -> Callable:
