@@ -118,7 +118,8 @@ class CompiledModule:
     vmfb: bytes
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        results = self.function(*[np.ascontiguousarray(a) for a in inputs])
+        # C order without np.ascontiguousarray, which makes a 0-d array 1-d.
+        results = self.function(*[a if a.flags.c_contiguous else a.copy(order="C") for a in map(np.asarray, inputs)])
         results = results if isinstance(results, (list, tuple)) else [results]
         return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
 

@@ -34,10 +34,11 @@ _NOT_FLOAT = {np.dtype(t) for t in (np.int8, np.uint8, np.int32, np.int64, np.bo
 def to_feed(array: np.ndarray, compute: np.dtype) -> np.ndarray:
     """An operand as the graph is fed it: float operands converted to the compute type
     (exactly: every opval input type widens into it), integer and bool operands in their own
-    type; always C-contiguous (strided views, padded rows and transposes become plain)."""
+    type; always C-contiguous (strided views, padded rows and transposes become plain) and of
+    the operand's rank (np.ascontiguousarray would make a 0-d operand 1-d)."""
     if is_float(array.dtype):
         array = array.astype(compute, copy=False)
-    return np.ascontiguousarray(array)
+    return array if array.flags.c_contiguous else array.copy(order="C")
 
 
 def operands(p: _opval.Problem, inputs: list, compute: np.dtype) -> dict[str, np.ndarray]:
