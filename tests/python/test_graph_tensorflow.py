@@ -103,3 +103,35 @@ def test_tensorflow_specs_and_bad_input():
                           [helper.make_tensor_value_info("y", 1, None)])
     with pytest.raises(ValueError, match=r"node 'n' \(Einsum\) has no TensorFlow lowering"):
         tf_lowering.lower(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+
+
+def _saved_mlp(folder):
+    """A SavedModel: x @ w + b -> relu -> @ w2 -> softmax, as a TensorFlow user writes it."""
+    from opval.adapters.tensorflow_cpu import tf
+
+    rng = np.random.default_rng(0)
+    m = tf.Module()
+    m.w = tf.Variable(rng.standard_normal((16, 32)).astype(np.float32) / 4)
+    m.b = tf.Variable(rng.standard_normal(32).astype(np.float32) / 10)
+    m.w2 = tf.Variable(rng.standard_normal((32, 10)).astype(np.float32) / 6)
+    m.f = tf.function(lambda x: tf.nn.softmax(tf.linalg.matmul(tf.nn.relu(tf.nn.bias_add(tf.linalg.matmul(x, m.w), m.b)),
+                                                                m.w2)),
+                      input_signature=[tf.TensorSpec([8, 16], tf.float32, name="x")])
+    tf.saved_model.save(m, str(folder), signatures={"serving_default": m.f})
+    return {"x:0": rng.standard_normal((8, 16)).astype(np.float32)}
+
+
+def test_a_saved_model_comes_in_through_tf2onnx_with_tensorflows_names(tmp_path):
+    pytest.importorskip("tf2onnx")
+    from opval.tf_import import onnx_from_tensorflow
+
+    inputs = _saved_mlp(tmp_path / "mlp")
+    model = onnx_from_tensorflow(tmp_path / "mlp")
+    names = [o for n in model.graph.node for o in n.output]
+    assert any(n.startswith("StatefulPartitionedCall/") and n.endswith("Relu:0") for n in names), names
+    run = TfStack().run(model, inputs, StackConfig(level="function"))
+    assert _blamed(graph.judge(model, inputs, run.captured)) == []
+    report = triage.triage(model, inputs, TfStack(options=("auto_mixed_precision_onednn_bfloat16",)))
+    assert report.blame == "compiler" and report.culprit.startswith("pass auto_mixed_precision_onednn_bfloat16")
+    with pytest.raises(ValueError, match="is not a SavedModel folder"):
+        onnx_from_tensorflow(tmp_path / "missing")
