@@ -320,6 +320,15 @@ class Stack:
         return self.name
 
 
+def checked_options(options, known, framework: str) -> tuple[str, ...]:
+    """A stack's options (the compile options it is made with) in order, each once; ValueError
+    for one `known` does not hold."""
+    unknown = [o for o in options if o not in known]
+    if unknown:
+        raise ValueError(f"unknown {framework} option '{unknown[0]}' (known: {', '.join(known)})")
+    return tuple(dict.fromkeys(options))
+
+
 def lowered_once(cache: dict[str, Any], model: Any, lower: Callable[[Any], Any]) -> Any:
     """`lower(model)`, kept in `cache` per model (by its bytes: weights and types included)."""
     m = _as_model(model)
@@ -409,16 +418,14 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     if head == "iree":
         from .iree_stack import IREE_LEVELS, IREE_RUNTIME_OPTIONS, IreeStack
 
-        options = [part[1:] for part in rest if part.startswith("+")]
-        config = _spec_config(spec, [part for part in rest if not part.startswith("+")], IREE_LEVELS,
-                              takes_threads=False, runtime_options=IREE_RUNTIME_OPTIONS)
-        return IreeStack(config, options)
+        options, rest = _plus_options(rest)
+        return IreeStack(_spec_config(spec, rest, IREE_LEVELS, takes_threads=False, runtime_options=IREE_RUNTIME_OPTIONS),
+                         options)
     if head == "tensorflow":
         from .tf_stack import TF_LEVELS, TfStack
 
-        options = [part[1:] for part in rest if part.startswith("+")]
-        return TfStack(_spec_config(spec, [part for part in rest if not part.startswith("+")], TF_LEVELS,
-                                    takes_threads=False), options)
+        options, rest = _plus_options(rest)
+        return TfStack(_spec_config(spec, rest, TF_LEVELS, takes_threads=False), options)
     if head in ("jax", "jax_jit"):
         from .jax_stack import JAX_LEVELS, JaxStack
 
@@ -437,6 +444,11 @@ def stack_from_spec(spec: str, ort_config: Mapping[str, str] | None = None) -> S
     from .backends import resolve_backend
 
     return BackendStack(resolve_backend(head))
+
+
+def _plus_options(parts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A spec's `+OPTION` parts (the compile options a stack is made with), and the others."""
+    return [p[1:] for p in parts if p.startswith("+")], [p for p in parts if not p.startswith("+")]
 
 
 def _spec_config(spec: str, options: Sequence[str], levels: Sequence[str], takes_threads: bool = True,

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .graph_stacks import Stack, StackConfig, StackRun, _as_model, spec_suffix
+from .graph_stacks import Stack, StackConfig, StackRun, checked_options, _as_model, spec_suffix
 
 #: IREE's global optimization levels, from none to all.
 IREE_LEVELS = ("O0", "O1", "O2", "O3")
@@ -77,10 +77,7 @@ class IreeStack(Stack):
 
     def __init__(self, config: StackConfig | None = None, options: Sequence[str] = ()):
         super().__init__(config)
-        unknown = [o for o in options if o not in IREE_OPTIONS]
-        if unknown:
-            raise ValueError(f"unknown IREE option '{unknown[0]}' (known: {', '.join(IREE_OPTIONS)})")
-        self.options = tuple(dict.fromkeys(options))
+        self.options = checked_options(options, IREE_OPTIONS, "IREE")
 
     def flags(self, config: StackConfig) -> list[str]:
         """iree-compile's flags for `config`: the level, and the stack's options but those

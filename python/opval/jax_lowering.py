@@ -28,8 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .arrays import from_any
-from .lowering import (Program, axes_of, ceil_padding, flatten, ints, lower_model, onnx_pads, reduced_axes, reshape,
-                       split_sizes)
+from .lowering import (Program, axes_of, ceil_padding, flatten, gemm_scaled, ints, lower_model, onnx_pads, reduced_axes,
+                       reshape, split_sizes)
 
 
 def _jax():
@@ -99,11 +99,7 @@ def _gemm(a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
 
     a = jnp.swapaxes(a, -1, -2) if transA else a
     b = jnp.swapaxes(b, -1, -2) if transB else b
-    out = a @ b
-    out = out * alpha if alpha != 1.0 else out
-    if c is not None:
-        out = out + (c * beta if beta != 1.0 else c)
-    return out
+    return gemm_scaled(a @ b, c, alpha, beta)
 
 
 def _softmax(fn_name: str) -> Callable:

@@ -36,6 +36,15 @@ def flatten(x, *, axis=1):
     return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
 
 
+def gemm_scaled(product, c=None, alpha: float = 1.0, beta: float = 1.0):
+    """ONNX Gemm from A·B: alpha·(A·B) + beta·C, each scaling left out where it is 1 (an exact
+    multiplication by 1 is still a rounding step in half precision)."""
+    out = product * alpha if alpha != 1.0 else product
+    if c is not None:
+        out = out + (c * beta if beta != 1.0 else c)
+    return out
+
+
 def reduced_axes(axes, rank: int, noop_with_empty_axes: int) -> list[int] | None:
     """A reduction's axes (every axis when none are given), or None for ONNX's no-op."""
     if axes is None or len(ints(axes)) == 0:

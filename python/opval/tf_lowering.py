@@ -24,7 +24,8 @@ import numpy as np
 
 from .arrays import from_any
 from .jax_lowering import ROUNDING_OPS, jax_dtype
-from .lowering import Program, axes_of, ceil_padding, ints, lower_model, onnx_pads, reduced_axes, split_sizes
+from .lowering import (Program, axes_of, ceil_padding, gemm_scaled, ints, lower_model, onnx_pads, reduced_axes,
+                       split_sizes)
 
 
 def _tf():
@@ -47,11 +48,7 @@ def _div(a, b):
 
 def _gemm(a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     tf = _tf()
-    out = tf.linalg.matmul(a, b, transpose_a=bool(transA), transpose_b=bool(transB))
-    out = out * alpha if alpha != 1.0 else out
-    if c is not None:
-        out = out + (c * beta if beta != 1.0 else c)
-    return out
+    return gemm_scaled(tf.linalg.matmul(a, b, transpose_a=bool(transA), transpose_b=bool(transB)), c, alpha, beta)
 
 
 def _softmax(fn_name: str) -> Callable:

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .arrays import from_any
-from .graph_stacks import Stack, StackConfig, StackRun, lowered_once, note_if_observing_changed
+from .graph_stacks import Stack, StackConfig, StackRun, checked_options, lowered_once, note_if_observing_changed
 
 #: From op by op to the whole graph optimized.
 TF_LEVELS = ("eager", "function")
@@ -90,10 +90,7 @@ class TfStack(Stack):
 
     def __init__(self, config: StackConfig | None = None, options: Sequence[str] = ()):
         super().__init__(config)
-        unknown = [o for o in options if o not in TF_OPTIONS]
-        if unknown:
-            raise ValueError(f"unknown TensorFlow option '{unknown[0]}' (known: {', '.join(TF_OPTIONS)})")
-        self.options = tuple(dict.fromkeys(options))
+        self.options = checked_options(options, TF_OPTIONS, "TensorFlow")
         self._programs: dict[str, Any] = {}
         self._last_feeds: dict[tuple, list] = {}
 

@@ -11,15 +11,12 @@ import pytest
 pytest.importorskip("iree.compiler")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
+from lowering_testing import blamed  # noqa: E402
 from models import cnn, mlp, transformer_block  # noqa: E402
 
 from opval import graph, graph_stacks, triage  # noqa: E402
 from opval.graph_stacks import StackConfig  # noqa: E402
 from opval.iree_stack import IREE_OPTIONS, IreeStack  # noqa: E402
-
-
-def _blamed(judgements):
-    return [(j["node"], j["local"].reason) for j in judgements if j["local"] is not None and j["local"].failed]
 
 
 @pytest.mark.parametrize("level", ["O0", "O3"])
@@ -31,7 +28,7 @@ def test_correct_iree_blames_nothing(build, level):
     assert run.stack == f"iree:{level}" and run.graph_digest
     values = {o for n in model.graph.node for o in n.output}
     assert set(run.captured) | set(run.not_observable) == values
-    assert _blamed(graph.judge(model, inputs, run.captured)) == []
+    assert blamed(graph.judge(model, inputs, run.captured)) == []
 
 
 def test_intermediates_iree_cannot_compile_at_once_are_taken_from_smaller_cuts():

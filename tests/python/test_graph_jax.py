@@ -12,19 +12,12 @@ pytest.importorskip("onnxruntime")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
 from faults import RewritingJax, gemm_scale_misfolded  # noqa: E402
-from lowering_testing import expect_every_value_equals_onnx_runtime  # noqa: E402
-from models import cnn, mlp, transformer_block  # noqa: E402
+from lowering_testing import IDS, MODELS, blamed, expect_every_value_equals_onnx_runtime  # noqa: E402
+from models import mlp, transformer_block  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
 
 from opval import graph, graph_stacks, jax_lowering, triage  # noqa: E402
 from opval.jax_stack import JaxStack  # noqa: E402
-
-MODELS = [mlp, cnn, transformer_block, lambda dtype: transformer_block(dtype, gelu="erf_chain")]
-IDS = ["mlp", "cnn", "transformer_block", "transformer_erf_chain"]
-
-
-def _blamed(judgements):
-    return [(j["node"], j["local"].reason) for j in judgements if j["local"] is not None and j["local"].failed]
 
 
 @pytest.mark.parametrize("build", MODELS, ids=IDS)
@@ -41,7 +34,7 @@ def test_correct_jax_blames_nothing_at_either_level(build, level):
     run = stack.run(model, inputs, stack.config.but(level=level))
     assert run.stack == f"jax:{level}" and not run.notes, run.notes
     assert set(run.captured) >= {o for n in model.graph.node for o in n.output}
-    assert _blamed(graph.judge(model, inputs, run.captured)) == []
+    assert blamed(graph.judge(model, inputs, run.captured)) == []
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"], ids=["f16", "bf16"])
@@ -54,7 +47,7 @@ def test_correct_jax_in_half_precision_blames_nothing(build, dtype):
     model, inputs = build(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
     for level in ("disable_jit", "jit"):
         run = JaxStack().run(model, inputs, graph_stacks.StackConfig(level=level))
-        assert _blamed(graph.judge(model, inputs, run.captured)) == [], level
+        assert blamed(graph.judge(model, inputs, run.captured)) == [], level
 
 
 def test_half_precision_nodes_compute_in_float32_and_round_once():

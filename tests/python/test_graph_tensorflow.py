@@ -12,20 +12,13 @@ pytest.importorskip("opval.adapters.tensorflow_cpu")  # TensorFlow through opval
 pytest.importorskip("onnxruntime")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph"))
-from lowering_testing import expect_every_value_equals_onnx_runtime  # noqa: E402
-from models import cnn, mlp, transformer_block  # noqa: E402
+from lowering_testing import IDS, MODELS, blamed, expect_every_value_equals_onnx_runtime  # noqa: E402
+from models import mlp, transformer_block  # noqa: E402
 from onnx import helper  # noqa: E402
 
 from opval import graph, graph_stacks, tf_lowering, triage  # noqa: E402
 from opval.graph_stacks import StackConfig  # noqa: E402
 from opval.tf_stack import GRAPPLER_DEFAULT_ON, TfStack  # noqa: E402
-
-MODELS = [mlp, cnn, transformer_block, lambda dtype: transformer_block(dtype, gelu="erf_chain")]
-IDS = ["mlp", "cnn", "transformer_block", "transformer_erf_chain"]
-
-
-def _blamed(judgements):
-    return [(j["node"], j["local"].reason) for j in judgements if j["local"] is not None and j["local"].failed]
 
 
 @pytest.mark.parametrize("build", MODELS, ids=IDS)
@@ -43,7 +36,7 @@ def test_correct_tensorflow_blames_nothing_at_either_level(build, dtype):
         run = stack.run(model, inputs, stack.config.but(level=level))
         assert run.stack == f"tensorflow:{level}"
         assert set(run.captured) >= {o for n in model.graph.node for o in n.output}
-        assert _blamed(graph.judge(model, inputs, run.captured)) == [], level
+        assert blamed(graph.judge(model, inputs, run.captured)) == [], level
 
 
 def test_grappler_optimizers_come_from_its_output_and_turning_one_off_changes_the_graph():
@@ -71,7 +64,7 @@ def test_xla_options_compile_with_xla_and_change_the_values():
         run = stack.run(model, inputs, stack.config)
         assert run.graph_digest.endswith("+jit_compile" if option == "xla_jit_compile" else "+autoclustering")
         assert any(not np.array_equal(run.captured[n], plain.captured[n]) for n in plain.captured), option
-        assert _blamed(graph.judge(model, inputs, run.captured)) == [], option
+        assert blamed(graph.judge(model, inputs, run.captured)) == [], option
 
 
 def test_triage_through_tensorflow_blames_onednn_bf16_mixed_precision():
@@ -130,7 +123,7 @@ def test_a_saved_model_comes_in_through_tf2onnx_with_tensorflows_names(tmp_path)
     names = [o for n in model.graph.node for o in n.output]
     assert any(n.startswith("StatefulPartitionedCall/") and n.endswith("Relu:0") for n in names), names
     run = TfStack().run(model, inputs, StackConfig(level="function"))
-    assert _blamed(graph.judge(model, inputs, run.captured)) == []
+    assert blamed(graph.judge(model, inputs, run.captured)) == []
     report = triage.triage(model, inputs, TfStack(options=("auto_mixed_precision_onednn_bfloat16",)))
     assert report.blame == "compiler" and report.culprit.startswith("pass auto_mixed_precision_onednn_bfloat16")
     with pytest.raises(ValueError, match="is not a SavedModel folder"):

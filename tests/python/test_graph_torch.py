@@ -25,11 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "graph
 import faults  # noqa: E402
 import models  # noqa: E402
 import torch_models  # noqa: E402
-from lowering_testing import expect_every_value_equals_onnx_runtime  # noqa: E402
-
-
-def _blamed(judgements):
-    return [(j["node"], j["local"].reason) for j in judgements if j["local"] is not None and j["local"].failed]
+from lowering_testing import blamed, expect_every_value_equals_onnx_runtime  # noqa: E402
 
 
 @pytest.mark.parametrize("build", [models.mlp, models.cnn, models.transformer_block,
@@ -114,7 +110,7 @@ def test_observing_every_value_compiles_every_level_and_keeps_the_plain_outputs(
     for level in stack.levels[:-1]:
         run = stack.run(model, inputs, StackConfig(level=level))
         assert set(run.captured) >= {o for n in model.graph.node for o in n.output}
-        assert _blamed(graph.judge(model, inputs, run.captured)) == []
+        assert blamed(graph.judge(model, inputs, run.captured)) == []
         np.testing.assert_array_equal(run.captured["fc"], run.outputs["fc"])
 
 
@@ -140,7 +136,7 @@ def test_a_torch_export_program_becomes_the_graph_ir_with_the_fx_names():
     outputs = {o for n in nodes for o in n["outputs"]}
     assert {"layer_norm", "layer_norm_1", "gelu", "softmax"} <= outputs
     run = ort_run(model, inputs, level="all")
-    assert _blamed(graph.judge(model, inputs, run.captured)) == []
+    assert blamed(graph.judge(model, inputs, run.captured)) == []
     with torch.no_grad():
         np.testing.assert_allclose(run.outputs[model.graph.output[0].name], module(*args).numpy(), rtol=1e-4, atol=1e-5)
 
@@ -173,7 +169,7 @@ def test_runtime_options_change_the_kernels_and_blame_nothing():
     for option in ("", ":mkldnn=off", ":layout=channels_last"):
         config = graph_stacks.stack_from_spec(f"torch_compile:aot_eager{option}").config
         runs[option] = stack.run(model, inputs, config).captured
-        assert _blamed(graph.judge(model, inputs, runs[option])) == [], option
+        assert blamed(graph.judge(model, inputs, runs[option])) == [], option
     # another kernel: ATen's native convolution rounds differently from oneDNN's
     assert not np.array_equal(runs[""]["conv1"], runs[":mkldnn=off"]["conv1"])
     import torch

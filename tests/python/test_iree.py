@@ -1,7 +1,7 @@
 """IREE as an op backend: single-op ONNX models compiled for the CPU. f64 stays f64 (IREE's
 default demotion is off), what IREE cannot compile is SKIPPED naming the op and types it has
 no lowering for, compiled modules are reused from the disk cache, the subnormal flushing is
-measured, and ops its importer cannot take are UNIMPLEMENTED saying why."""
+measured, and the ops its importer cannot take run as their decompositions."""
 import io
 import os
 
@@ -40,9 +40,13 @@ def test_what_iree_cannot_compile_is_skipped_naming_the_missing_lowering(adapter
     assert "no lowering for onnx.Cast (f32[257]) -> f8E4M3FN[257]" in why
 
 
-def test_attention_is_unimplemented_saying_why(adapter):
-    kind, why = adapter.supports(opval.Problem("attention dt=f32"))
-    assert kind == "unimplemented" and "no lowering for Attention (opset 23)" in why
+def test_attention_runs_as_its_decomposition():
+    """IREE's importer has no Attention (opset 23): the model is MatMul, Softmax, Where... with
+    GQA, masks and key lengths, and a row with no visible key is 0."""
+    (result,) = run(["attention b=2 h=4 hkv=2 lq=9 lk=13 d=16 causal=bottom_right key_lengths=1 dt=f32"])
+    assert result.state == "PASSED", result.reason
+    assert "MatMul" in result.implementation and "Softmax" in result.implementation
+    assert "Attention" not in result.implementation
 
 
 def test_subnormal_flushing_is_measured_and_ftz_contracts_run(adapter):

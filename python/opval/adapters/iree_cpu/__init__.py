@@ -12,8 +12,8 @@ whose kernels round their inputs (tf32, f32@bf16) and rounding modes other than 
 refused. IREE's CPU code runs with subnormals flushed (measured at creation, as for JAX):
 denorm=ftz contracts are honoured, and denorm=ieee cases that meet a subnormal fail. A model IREE cannot import or compile (an op or type without a
 lowering, f64 erf) is SKIPPED with the compiler's first error. IREE's ONNX importer has no
-lowering for the opset-23 RMSNormalization and Attention operators: rms_norm runs as its
-decomposition (ops_norm.py); attention is not mapped (UNIMPLEMENTED, saying so).
+lowering for the opset-23 RMSNormalization and Attention operators: rms_norm and attention run
+as their decompositions (ops_norm.py, ops_attention.py).
 
 Compilation is most of a case's time (0.3-0.8 s per distinct model: op, attributes, shapes and
 types); compiled modules are cached on disk (OPVAL_IREE_CACHE), so a suite run again costs
@@ -30,14 +30,12 @@ from ..onnxruntime import OPS as ONNX_OPS
 from ..onnxruntime.case import compute_type, operands, placeholders
 from ..onnxruntime.graph import OPSET, Graph
 from ..rounding import store
+from .ops_attention import ATTENTION_OPS
 from .ops_norm import NORM_OPS
 
 __all__ = ["OPS", "iree_backend"]
 
-# Ops the onnxruntime adapter maps that IREE cannot import, and why.
-NOT_IMPORTED = {"attention": "IREE's ONNX importer has no lowering for Attention (opset 23), and no decomposed "
-                             "attention model is written for it yet"}
-OPS = {**{op: fop for op, fop in ONNX_OPS.items() if op not in NOT_IMPORTED}, **NORM_OPS}
+OPS = {**ONNX_OPS, **NORM_OPS, **ATTENTION_OPS}
 
 
 def _compiled(graph: Graph):
@@ -64,8 +62,7 @@ class IreeAdapter:
     def supports(self, p: _opval.Problem):
         op = OPS.get(p.op)
         if op is None:
-            why = f": {NOT_IMPORTED[p.op]}" if p.op in NOT_IMPORTED else ""
-            return ("unimplemented", f"the iree adapter has no mapping for {p.op}{why}")
+            return ("unimplemented", f"the iree adapter has no mapping for {p.op}")
         why = contract_refusal(p, "IREE", flushes_subnormals=self.flushes_subnormals) or (op.refusal(p) if op.refusal else None)
         if why:
             return why
