@@ -102,7 +102,11 @@ class IreeStack(Stack):
     def run(self, model: Any, inputs: Mapping[str, Any], config: StackConfig) -> StackRun:
         original = _as_model(model)
         weights = {t.name for t in original.graph.initializer}
-        feeds = [np.asarray(inputs[i.name]) for i in original.graph.input if i.name not in weights]
+        names = [i.name for i in original.graph.input if i.name not in weights]
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise ValueError(f"no value for graph input{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        feeds = [np.asarray(inputs[n]) for n in names]
         outputs = [o.name for o in original.graph.output]
         run = StackRun(stack=f"{self.name}:{config.level or self.levels[-1]}" + spec_suffix(config))
         plain = self._compiled(original, config)

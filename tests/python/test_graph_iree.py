@@ -82,3 +82,6 @@ def test_iree_specs_and_bad_input():
     with pytest.raises(ValueError, match="'data-tiling' is not one of this stack's options"):
         IreeStack().flags(StackConfig(level="O3", disabled=("data-tiling",)))
     assert set(IREE_OPTIONS) >= {"demote-contractions-to-bf16", "demote-f64-to-f32", "fast-min-max"}
+    model, _ = mlp(np.float32)
+    with pytest.raises(ValueError, match="no value for graph input x"):
+        IreeStack().run(model, {}, StackConfig(level="O0"))
