@@ -22,7 +22,7 @@ import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -125,8 +125,20 @@ class CompiledModule:
 
 
 _CONFIGS: dict[str, Any] = {}
-_LOADED: OrderedDict[tuple[str, str], CompiledModule] = OrderedDict()
-_MAX_LOADED = 8
+_LOADED: OrderedDict[tuple[str, str], CompiledModule] = OrderedDict()  # by the module's bytes
+_COMPILED: OrderedDict[tuple[str, tuple[str, ...], str], CompiledModule] = OrderedDict()  # by the model's
+_MAX_KEPT = 8
+
+
+def _recent(cache: OrderedDict, key, make: Callable[[], CompiledModule]) -> CompiledModule:
+    """cache[key], made when missing; the last _MAX_KEPT kept."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    cache[key] = make()
+    if len(cache) > _MAX_KEPT:
+        cache.popitem(last=False)
+    return cache[key]
 
 
 def load(vmfb: bytes, driver: str = "local-task") -> CompiledModule:
@@ -134,21 +146,19 @@ def load(vmfb: bytes, driver: str = "local-task") -> CompiledModule:
     the cores; local-sync: inline, one thread); the last few kept."""
     import iree.runtime as rt
 
-    key = (hashlib.sha256(vmfb).hexdigest(), driver)
-    if key in _LOADED:
-        _LOADED.move_to_end(key)
-        return _LOADED[key]
-    if driver not in _CONFIGS:
-        _CONFIGS[driver] = rt.Config(driver)
-    context = rt.SystemContext(config=_CONFIGS[driver])
-    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
-    module = CompiledModule(context, context.modules.module[ENTRY], vmfb)
-    _LOADED[key] = module
-    if len(_LOADED) > _MAX_LOADED:
-        _LOADED.popitem(last=False)
-    return module
+    def make() -> CompiledModule:
+        if driver not in _CONFIGS:
+            _CONFIGS[driver] = rt.Config(driver)
+        context = rt.SystemContext(config=_CONFIGS[driver])
+        context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
+        return CompiledModule(context, context.modules.module[ENTRY], vmfb)
+
+    return _recent(_LOADED, (hashlib.sha256(vmfb).hexdigest(), driver), make)
 
 
 def compile_onnx(model, flags: Sequence[str] = (), driver: str = "local-task") -> CompiledModule:
-    """An ONNX model imported, compiled under BASE_FLAGS + flags and loaded on `driver`."""
-    return load(compile_mlir(import_onnx(model), flags), driver)
+    """An ONNX model imported, compiled under BASE_FLAGS + flags and loaded on `driver`. A model
+    met again (a case's supports() and each of its runs) is neither imported nor read from the
+    disk cache again."""
+    key = (hashlib.sha256(model.SerializeToString()).hexdigest(), tuple(flags), driver)
+    return _recent(_COMPILED, key, lambda: load(compile_mlir(import_onnx(model), flags), driver))
